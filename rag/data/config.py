@@ -1,0 +1,73 @@
+"""Dataset configuration: one pydantic model, discriminated by ``format``.
+
+``DatasetConfig`` wraps one of three variants (``config.root``); attribute access is forwarded to
+it, so ``config.format`` and ``config.path`` work directly::
+
+    DatasetConfig(format="wiki", question_sets=["known_item"])
+    DatasetConfig(format="jsonl", corpus="my/corpus.jsonl", questions={"dev": "my/dev.jsonl"})
+    DatasetConfig.model_validate({"format": "beir", "path": "datasets/scifact", "split": "test"})
+
+Relative paths are resolved against the ``base_dir`` given to :func:`rag.data.load_dataset` (the
+config file's directory, say), or against the working directory when none is given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+WIKI_QUESTION_SETS = ("seed_style", "known_item", "multi_doc")
+WikiQuestionSet = Literal["seed_style", "known_item", "multi_doc"]
+
+
+def bundled_wiki_dir() -> Path:
+    """``data/wiki`` of the repository this package lives in."""
+    return Path(__file__).resolve().parents[2] / "data" / "wiki"
+
+
+class _DatasetVariant(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str | None = Field(None, description="dataset name in reports (default: derived from the files)")
+
+
+class WikiDatasetConfig(_DatasetVariant):
+    """The bundled Wikipedia data set (data/wiki): corpus plus the chosen generated question sets."""
+
+    format: Literal["wiki"]
+    question_sets: list[WikiQuestionSet] = Field(default_factory=lambda: list(WIKI_QUESTION_SETS), min_length=1)
+    path: Path | None = Field(None, description="directory of the data set (default: the bundled data/wiki)")
+
+
+class JsonlDatasetConfig(_DatasetVariant):
+    """Our own format: a corpus JSONL file and one question JSONL file or a mapping set name -> file."""
+
+    format: Literal["jsonl"]
+    corpus: Path
+    questions: Path | dict[str, Path]
+
+
+class BeirDatasetConfig(_DatasetVariant):
+    """A BEIR data set directory: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."""
+
+    format: Literal["beir"]
+    path: Path
+    split: str = "test"
+    title_in_text: bool = Field(True, description="index 'title text' like BEIR's SentenceBERT models")
+
+
+DatasetVariant = Annotated[Union[WikiDatasetConfig, JsonlDatasetConfig, BeirDatasetConfig], Field(discriminator="format")]
+
+
+class DatasetConfig(RootModel[DatasetVariant]):
+    """The ``dataset`` section of a run config (see the module docstring)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)  # type: ignore[misc]
+        except AttributeError:
+            if name == "root":
+                raise
+            return getattr(self.root, name)

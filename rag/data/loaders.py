@@ -1,0 +1,116 @@
+"""``load_dataset``: one entry point, a loader per ``format`` chosen through a registry.
+
+Each loader turns its config variant into a :class:`Dataset`; every bad record goes through a
+:class:`rag.data.records.ProblemLog`, which raises :class:`rag.errors.DataError` naming file, line
+and problem, or (``skip_invalid=True``) skips and counts it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rag.data.config import (
+    BeirDatasetConfig, DatasetConfig, JsonlDatasetConfig, WikiDatasetConfig, bundled_wiki_dir,
+)
+from rag.data.records import ProblemLog, read_corpus_jsonl, read_questions_jsonl
+from rag.errors import DataError
+from rag.registry import Registry
+from rag.types import Document, Question
+
+
+@dataclass
+class Dataset:
+    """A loaded corpus with its question sets.
+
+    ``skipped`` counts skipped records by problem kind (empty when nothing was skipped) and
+    ``skipped_examples`` holds the first few as ``"file:line: problem"``; ``source_files`` lists every
+    file read, for hashing in the run manifest.
+    """
+
+    name: str
+    documents: list[Document]
+    question_sets: dict[str, list[Question]]
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_examples: list[str] = field(default_factory=list)
+    source_files: list[Path] = field(default_factory=list)
+
+
+class DatasetLoader(ABC):
+    """Builds a :class:`Dataset` from one config variant."""
+
+    @abstractmethod
+    def load(self, config: Any, base_dir: Path, problems: ProblemLog) -> Dataset:
+        """Read the files of ``config`` (relative paths resolved against ``base_dir``)."""
+
+
+DATASET_LOADERS: Registry[DatasetLoader] = Registry("dataset format")
+
+
+def resolve_path(path: Path, base_dir: Path) -> Path:
+    return path if path.is_absolute() else base_dir / path
+
+
+def load_jsonl_files(
+    name: str, corpus_path: Path, question_paths: Mapping[str, Path], problems: ProblemLog,
+) -> Dataset:
+    """A corpus JSONL file plus question JSONL files (set name -> path), in our format."""
+    documents = read_corpus_jsonl(corpus_path, problems)
+    if not documents:
+        raise DataError(corpus_path, "the corpus holds no valid document")
+    known_urls = {document.url for document in documents}
+    question_sets = {
+        set_name: read_questions_jsonl(path, set_name, known_urls, problems) for set_name, path in question_paths.items()
+    }
+    return Dataset(name, documents, question_sets, source_files=[corpus_path, *question_paths.values()])
+
+
+@DATASET_LOADERS.register("jsonl")
+class JsonlLoader(DatasetLoader):
+    """Our JSONL format; a single questions file becomes the set named after its file stem."""
+
+    def load(self, config: JsonlDatasetConfig, base_dir: Path, problems: ProblemLog) -> Dataset:
+        corpus = resolve_path(config.corpus, base_dir)
+        if isinstance(config.questions, Path):
+            questions = {config.questions.stem.removesuffix(".jsonl"): resolve_path(config.questions, base_dir)}
+        else:
+            questions = {set_name: resolve_path(path, base_dir) for set_name, path in config.questions.items()}
+        name = config.name or corpus.name.split(".")[0]
+        return load_jsonl_files(name, corpus, questions, problems)
+
+
+@DATASET_LOADERS.register("wiki")
+class WikiLoader(DatasetLoader):
+    """The bundled data set: ``corpus.jsonl.gz`` and ``questions/<set>.jsonl`` under data/wiki."""
+
+    def load(self, config: WikiDatasetConfig, base_dir: Path, problems: ProblemLog) -> Dataset:
+        root = resolve_path(config.path, base_dir) if config.path is not None else bundled_wiki_dir()
+        if not root.is_dir():
+            raise DataError(root, "bundled wiki data set not found (run scripts/build_wiki_data.py bundled)")
+        questions = {set_name: root / "questions" / f"{set_name}.jsonl" for set_name in config.question_sets}
+        return load_jsonl_files(config.name or "wiki", root / "corpus.jsonl.gz", questions, problems)
+
+
+def load_dataset(
+    config: DatasetConfig | BeirDatasetConfig | JsonlDatasetConfig | WikiDatasetConfig | Mapping[str, Any],
+    skip_invalid: bool = False,
+    base_dir: str | Path | None = None,
+) -> Dataset:
+    """Load the data set ``config`` describes (a :class:`DatasetConfig`, a variant, or a plain mapping).
+
+    Without ``skip_invalid`` the first bad record raises :class:`rag.errors.DataError`; with it, bad
+    records are skipped and counted in ``Dataset.skipped``. Relative paths are resolved against
+    ``base_dir`` (default: the working directory).
+    """
+    if isinstance(config, Mapping):
+        config = DatasetConfig.model_validate(config)
+    variant = config.root if isinstance(config, DatasetConfig) else config
+    problems = ProblemLog(skip_invalid=skip_invalid)
+    loader = DATASET_LOADERS.get(variant.format, key="dataset.format")()
+    dataset = loader.load(variant, Path(base_dir) if base_dir is not None else Path.cwd(), problems)
+    dataset.skipped = dict(problems.counts)
+    dataset.skipped_examples = list(problems.examples)
+    return dataset

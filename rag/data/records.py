@@ -1,0 +1,263 @@
+"""Our JSONL formats: reading them line by line with precise errors, and writing them.
+
+Corpus record (one JSON object per line; ``.gz`` files are read transparently)::
+
+    {"doc_id": "Paris", "url": "https://en.wikipedia.org/wiki/Paris", "title": "Paris",
+     "text": "Paris is the capital ...", "topic": "Geography", ...}
+
+``doc_id`` and ``text`` are required non-empty strings; ``url`` defaults to ``doc_id``; ``title``
+defaults to ``""``; every other field goes to ``Document.metadata``.
+
+Question record::
+
+    {"id": "known_item-0001", "question": "Who is the ...?",
+     "gold_urls": ["https://...A"] | [["https://...A", "https://...A2"], ["https://...B"]],
+     "answers": ["..."], "type": "known_item", ...}
+
+``id``, ``question`` and ``gold_urls`` are required; ``gold_urls`` holds groups (OR inside a group,
+AND across groups, docs/metrics-spec.md); a plain string element is a group of one, so a flat list
+means "all of these". ``answers`` defaults to ``[]``, ``type`` to the question set's name; every
+other field goes to ``Question.metadata``.
+
+Every problem is reported through a :class:`ProblemLog`: it raises :class:`rag.errors.DataError`
+(file, 1-based line, problem) or, with ``skip_invalid``, counts the record as skipped by kind.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar, Union
+
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError, field_validator
+
+from rag.errors import DataError
+from rag.io_utils import atomic_write_bytes
+from rag.types import Document, Question
+
+INVALID_JSON = "invalid_json"
+NON_UTF8 = "non_utf8"
+MISSING_FIELD = "missing_field"
+WRONG_TYPE = "wrong_type"
+DUPLICATE_ID = "duplicate_id"
+EMPTY_TEXT = "empty_text"
+NO_GROUND_TRUTH = "no_ground_truth"
+UNKNOWN_URL = "unknown_url"
+MALFORMED_LINE = "malformed_line"
+UNKNOWN_QUERY = "unknown_query"
+
+
+@dataclass
+class ProblemLog:
+    """Raises on the first bad record, or (``skip_invalid``) counts skipped records by kind."""
+
+    skip_invalid: bool = False
+    max_examples: int = 20
+    counts: Counter[str] = field(default_factory=Counter)
+    examples: list[str] = field(default_factory=list)
+
+    def report(self, path: str | Path, line: int | None, kind: str, message: str) -> None:
+        error = DataError(path, message, line)
+        if not self.skip_invalid:
+            raise error
+        self.counts[kind] += 1
+        if len(self.examples) < self.max_examples:
+            self.examples.append(str(error))
+
+
+def open_binary(path: Path) -> io.BufferedIOBase:
+    """Open a file for reading bytes, gunzipping ``*.gz``; a missing file is a :class:`DataError`."""
+    if not path.is_file():
+        raise DataError(path, "file not found")
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
+def iter_text_lines(path: Path, problems: ProblemLog) -> Iterator[tuple[int, str]]:
+    """``(line number, decoded line)`` for each non-blank line; undecodable lines are problems."""
+    with open_binary(path) as handle:
+        try:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    problems.report(path, number, NON_UTF8, f"not valid UTF-8 (byte {exc.start}): {exc.reason}")
+                    continue
+                if line.strip():
+                    yield number, line
+        except (OSError, EOFError) as exc:  # corrupt gzip stream
+            raise DataError(path, f"cannot read file: {exc}") from exc
+
+
+def iter_json_objects(path: Path, problems: ProblemLog) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each JSON-object line of a JSONL file."""
+    for number, line in iter_text_lines(path, problems):
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.report(path, number, INVALID_JSON, f"invalid JSON: {exc.msg} at column {exc.colno}")
+            continue
+        if not isinstance(value, dict):
+            problems.report(path, number, WRONG_TYPE, f"expected a JSON object, got {type(value).__name__}")
+            continue
+        yield number, value
+
+
+class JsonRecord(BaseModel):
+    """Base of the line schemas: strict types (no coercion), unknown fields kept as metadata."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    def extras(self) -> dict[str, Any]:
+        """Unknown fields; a nested ``"metadata"`` object is merged in (BEIR files have one)."""
+        extras = dict(self.__pydantic_extra__ or {})
+        if isinstance(extras.get("metadata"), dict):
+            nested = extras.pop("metadata")
+            extras = {**nested, **extras}
+        return extras
+
+
+def non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+class DocumentRecord(JsonRecord):
+    doc_id: StrictStr
+    text: StrictStr
+    url: StrictStr | None = None
+    title: StrictStr = ""
+
+    _check_id = field_validator("doc_id")(non_blank)
+    _check_text = field_validator("text")(non_blank)
+
+
+class QuestionRecord(JsonRecord):
+    id: StrictStr
+    question: StrictStr
+    gold_urls: list[Union[StrictStr, list[StrictStr]]]
+    answers: list[StrictStr] = []
+    type: StrictStr | None = None
+
+    _check_id = field_validator("id")(non_blank)
+    _check_question = field_validator("question")(non_blank)
+
+    def groups(self) -> list[list[str]]:
+        """``gold_urls`` normalized to groups; empty groups and blank URLs are dropped."""
+        groups = [[item] if isinstance(item, str) else list(item) for item in self.gold_urls]
+        return [kept for group in groups if (kept := [url for url in group if url.strip()])]
+
+
+RecordT = TypeVar("RecordT", bound=JsonRecord)
+
+
+def _problem_kind(error: dict[str, Any], empty_kind: str) -> str:
+    if error["type"] == "missing":
+        return MISSING_FIELD
+    if error["type"] == "value_error":
+        return empty_kind
+    return WRONG_TYPE
+
+
+def validate_record(
+    model: type[RecordT], obj: dict[str, Any], path: Path, line: int, problems: ProblemLog,
+    empty_kinds: dict[str, str],
+) -> RecordT | None:
+    """Validate one JSON object against ``model``; report the first problem and return None if bad."""
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = ".".join(str(part) for part in error["loc"])
+        kind = _problem_kind(error, empty_kinds.get(str(error["loc"][0]), MISSING_FIELD))
+        detail = "missing required field" if kind == MISSING_FIELD and error["type"] == "missing" else error["msg"]
+        problems.report(path, line, kind, f"field {name!r}: {detail}")
+        return None
+
+
+def iter_records(
+    model: type[RecordT], path: Path, problems: ProblemLog, empty_kinds: dict[str, str], id_field: str,
+) -> Iterator[tuple[int, RecordT]]:
+    """Valid records of a JSONL file whose ``id_field`` is unique (a repeat is a ``duplicate_id`` problem)."""
+    seen: set[str] = set()
+    field_name = model.model_fields[id_field].alias or id_field
+    for line, obj in iter_json_objects(path, problems):
+        record = validate_record(model, obj, path, line, problems, empty_kinds)
+        if record is None:
+            continue
+        record_id = getattr(record, id_field)
+        if record_id in seen:
+            problems.report(path, line, DUPLICATE_ID, f"duplicate {field_name} {record_id!r}")
+            continue
+        seen.add(record_id)
+        yield line, record
+
+
+def read_corpus_jsonl(path: Path, problems: ProblemLog) -> list[Document]:
+    """Documents of a corpus JSONL file; duplicate ``doc_id`` or ``url`` values are problems."""
+    documents: list[Document] = []
+    seen_urls: set[str] = set()
+    for line, record in iter_records(DocumentRecord, path, problems, {"text": EMPTY_TEXT}, "doc_id"):
+        url = record.url if record.url is not None else record.doc_id
+        if url in seen_urls:
+            problems.report(path, line, DUPLICATE_ID, f"duplicate url {url!r}")
+            continue
+        seen_urls.add(url)
+        documents.append(Document(record.doc_id, url, record.title, record.text, record.extras()))
+    return documents
+
+
+def read_questions_jsonl(path: Path, set_name: str, known_urls: set[str], problems: ProblemLog) -> list[Question]:
+    """Questions of a question JSONL file, checked against the corpus URLs ``known_urls``."""
+    questions: list[Question] = []
+    for line, record in iter_records(QuestionRecord, path, problems, {"question": EMPTY_TEXT}, "id"):
+        question = question_from_parts(
+            path, line, problems, known_urls,
+            qid=record.id, text=record.question, groups=record.groups(), answers=record.answers,
+            qtype=record.type or set_name, question_set=set_name, metadata=record.extras(),
+        )
+        if question is not None:
+            questions.append(question)
+    return questions
+
+
+def question_from_parts(path: Path, line: int, problems: ProblemLog, known_urls: set[str], **fields: Any) -> Question | None:
+    """Build a :class:`Question` after the ground-truth checks every format shares."""
+    qid, groups = fields["qid"], fields["groups"]
+    if not groups:
+        problems.report(path, line, NO_GROUND_TRUTH, f"question {qid!r} has no ground-truth URL")
+        return None
+    unknown = [url for group in groups for url in group if url not in known_urls]
+    if unknown:
+        problems.report(path, line, UNKNOWN_URL, f"question {qid!r}: gold URL {unknown[0]!r} is not in the corpus")
+        return None
+    return Question(
+        qid=qid, text=fields["text"], gold_urls=groups, answers=list(fields["answers"]), qtype=fields["qtype"],
+        question_set=fields["question_set"], metadata=fields["metadata"],
+    )
+
+
+def document_record(document: Document) -> dict[str, Any]:
+    """The corpus JSONL object of a document (inverse of :func:`read_corpus_jsonl`)."""
+    return {"doc_id": document.doc_id, "url": document.url, "title": document.title, "text": document.text,
+            **document.metadata}
+
+
+def question_record(question: Question) -> dict[str, Any]:
+    """The question JSONL object of a question (inverse of :func:`read_questions_jsonl`)."""
+    return {"id": question.qid, "question": question.text, "gold_urls": question.gold_urls,
+            "answers": question.answers, "type": question.qtype, **question.metadata}
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> Path:
+    """Write one JSON object per line, atomically; ``*.gz`` is gzipped with a fixed mtime (stable bytes)."""
+    path = Path(path)
+    payload = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records).encode("utf-8")
+    if path.suffix == ".gz":
+        payload = gzip.compress(payload, compresslevel=9, mtime=0)
+    return atomic_write_bytes(path, payload)
