@@ -1,0 +1,33 @@
+"""Evaluation engine: exact retrieval metrics (trec_eval and AutoRAG conventions), answer metrics,
+comparison statistics and TREC file I/O. See docs/evaluation.md for conventions and tie-breaking."""
+
+from evaluation.answers import answer_scores
+from evaluation.evaluate import CONVENTIONS, evaluate_run, retrieval_scores
+from evaluation.levels import to_document_ranking, to_document_run
+from evaluation.metrics import RankedJudgments, parse_metric
+from evaluation.runs import prepare_run, ranked_ids, ranked_lists_to_run
+from evaluation.stats import bootstrap_ci, compare_methods, holm_adjust, paired_randomization_test, paired_t_test
+from evaluation.trec_io import read_qrels, read_run, write_qrels, write_run
+
+__all__ = [
+    "CONVENTIONS",
+    "RankedJudgments",
+    "answer_scores",
+    "bootstrap_ci",
+    "compare_methods",
+    "evaluate_run",
+    "holm_adjust",
+    "paired_randomization_test",
+    "paired_t_test",
+    "parse_metric",
+    "prepare_run",
+    "ranked_ids",
+    "ranked_lists_to_run",
+    "read_qrels",
+    "read_run",
+    "retrieval_scores",
+    "to_document_ranking",
+    "to_document_run",
+    "write_qrels",
+    "write_run",
+]

@@ -95,7 +95,7 @@ class LocalGeneratorConfig(LLMGeneratorConfig):
     max_retries: int = Field(2, ge=0)
     context_token_budget: int = Field(1200, gt=0)
     n_ctx: int = Field(4096, ge=256)
-    n_threads: int | None = Field(None, gt=0)
+    n_threads: int | None = Field(None, gt=0)  # None: all CPU cores (llama.cpp alone would use half)
     port: int | None = Field(None, gt=0, lt=65536)
     startup_timeout_s: float = Field(120.0, gt=0)
     max_server_restarts: int = Field(2, ge=0)

@@ -74,8 +74,8 @@ class ManagedLlamaServer:
             "--model_alias", self.model_alias, "--host", self.host, "--port", str(self.port),
             "--n_ctx", str(self.n_ctx), "--verbose", "False",
         ]
-        if self.n_threads:
-            cmd += ["--n_threads", str(self.n_threads)]
+        # llama.cpp defaults to half the cores for token generation; a benchmark machine gives it all.
+        cmd += ["--n_threads", str(self.n_threads or os.cpu_count() or 1)]
         return cmd
 
     def is_running(self) -> bool:
