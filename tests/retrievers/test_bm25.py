@@ -1,0 +1,196 @@
+"""BM25: hand-computed scores, property-based parity with the rank-bm25 library, cache, config errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import rank_bm25
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rag.errors import BenchError, ConfigError
+from rag.retrievers import build_retriever
+from rag.retrievers.index_cache import COMPLETE_MARKER
+
+NO_STOPWORDS = {"tokenizer": {"stopwords": False}}
+
+# The 3-document corpus scored by hand below. N = 3, lengths 3, 3, 2, avgdl = 8/3.
+CORPUS = {"a": "cat sat mat", "b": "cat cat dog", "c": "dog bird"}
+B_LEN3 = 1 - 0.75 + 0.75 * 3 / (8 / 3)  # 1.09375
+B_LEN2 = 1 - 0.75 + 0.75 * 2 / (8 / 3)  # 0.8125
+IDF_DF1 = math.log(2.5 / 1.5)  # sat, mat, bird: ln((3 - 1 + 0.5) / (1 + 0.5))
+IDF_DF2 = math.log(1.5 / 2.5)  # cat, dog: negative -> floored
+EPS_IDF = 0.25 * (3 * IDF_DF1 + 2 * IDF_DF2) / 5  # epsilon x mean idf over the 5 terms
+
+
+def okapi_tf(tf: int, norm: float) -> float:
+    return tf * 2.5 / (tf + 1.5 * norm)
+
+
+@pytest.fixture
+def okapi(make_chunks, tmp_path):
+    retriever = build_retriever("sparse", "bm25", NO_STOPWORDS)
+    retriever.index(make_chunks(CORPUS), tmp_path)
+    return retriever
+
+
+def test_okapi_scores_by_hand(okapi):
+    cat, bird_dog = okapi.search(["cat", "bird dog"], k=3)
+    assert cat.chunk_ids == ["b", "a", "c"]
+    assert cat.scores == pytest.approx([EPS_IDF * okapi_tf(2, B_LEN3), EPS_IDF * okapi_tf(1, B_LEN3), 0.0], abs=1e-12)
+    assert bird_dog.chunk_ids == ["c", "b", "a"]
+    expected_c = IDF_DF1 * okapi_tf(1, B_LEN2) + EPS_IDF * okapi_tf(1, B_LEN2)
+    assert bird_dog.scores == pytest.approx([expected_c, EPS_IDF * okapi_tf(1, B_LEN3), 0.0], abs=1e-12)
+
+
+def test_repeated_query_tokens_count_repeatedly(okapi):
+    once, twice = okapi.search(["bird", "bird bird"], k=1)
+    assert twice.scores[0] == pytest.approx(2 * once.scores[0])
+
+
+def test_unknown_and_empty_queries_score_zero_ties_by_chunk_id(okapi):
+    for ranking in okapi.search(["zebra", ""], k=5):
+        assert ranking.chunk_ids == ["a", "b", "c"] and ranking.scores == [0.0, 0.0, 0.0]
+
+
+def test_bm25plus_scores_by_hand(make_chunks, tmp_path):
+    retriever = build_retriever("sparse", "bm25", {"variant": "bm25plus", **NO_STOPWORDS})
+    retriever.index(make_chunks(CORPUS), tmp_path)
+    (bird,) = retriever.search(["bird"], k=3)
+    idf = math.log(4 / 1)  # ln((N + 1) / df)
+    assert bird.chunk_ids == ["c", "a", "b"]  # a and b lack "bird": both idf x delta, tie -> id order
+    assert bird.scores == pytest.approx([idf * (1 + 2.5 / (1.5 * B_LEN2 + 1)), idf, idf], abs=1e-12)
+
+
+def test_identical_documents_tie_by_chunk_id(make_chunks, tmp_path):
+    retriever = build_retriever("sparse", "bm25", NO_STOPWORDS)
+    retriever.index(make_chunks({"z": "red fox", "m": "red fox", "a": "blue sky", "q": "red fox", "b": "green tree", "c": "grey cloud", "d": "big sea"}), tmp_path)
+    (ranking,) = retriever.search(["fox"], k=2)
+    assert ranking.chunk_ids == ["m", "q"]
+
+
+def reference_model(variant: str, corpus: list[list[str]], k1: float, b: float, extra: float):
+    classes = {"okapi": ("BM25Okapi", "epsilon"), "bm25l": ("BM25L", "delta"), "bm25plus": ("BM25Plus", "delta")}
+    name, extra_name = classes[variant]
+    return getattr(rank_bm25, name)(corpus, k1=k1, b=b, **{extra_name: extra})
+
+
+TOKENS = st.sampled_from(["t0", "t1", "t2", "t3", "t4", "t5", "t6"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    variant=st.sampled_from(["okapi", "bm25l", "bm25plus"]),
+    corpus=st.lists(st.lists(TOKENS, min_size=1, max_size=12), min_size=1, max_size=15),
+    queries=st.lists(st.lists(st.sampled_from(["t0", "t1", "t2", "t3", "t4", "t5", "t6", "oov"]), max_size=6), min_size=1, max_size=4),
+    k1=st.floats(0.1, 3.0),
+    b=st.floats(0.0, 1.0),
+    extra=st.floats(0.0, 2.0),
+    k=st.integers(1, 20),
+)
+def test_parity_with_rank_bm25(make_chunks, tmp_path_factory, variant, corpus, queries, k1, b, extra, k):
+    """Our default backend vs the rank-bm25 library called directly: same scores, same rankings."""
+    ids = [f"d{i:03d}" for i in range(len(corpus))]
+    extra_name = "epsilon" if variant == "okapi" else "delta"
+    params = {"variant": variant, "k1": k1, "b": b, extra_name: extra, **NO_STOPWORDS}
+    retriever = build_retriever("sparse", "bm25", params)
+    retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), tmp_path_factory.mktemp("bm25"))
+    reference = reference_model(variant, corpus, k1, b, extra)
+    rankings = retriever.search([" ".join(query) for query in queries], k)
+    for query, ranking in zip(queries, rankings):
+        expected_scores = reference.get_scores(query)
+        expected_order = sorted(range(len(ids)), key=lambda i: (-expected_scores[i], ids[i]))[:k]
+        assert ranking.chunk_ids == [ids[i] for i in expected_order]
+        np.testing.assert_allclose(ranking.scores, expected_scores[expected_order], rtol=0, atol=1e-9)
+
+
+def test_reference_backend_matches_default_on_text(make_chunks, tmp_path):
+    texts = {f"c{i}": text for i, text in enumerate(["The cat sat on the mat.", "Dogs and cats, together!", "A bird sang.", "The mat is red; the cat is not."])}
+    queries = ["the cat on the mat", "red bird", "dogs"]
+    results = []
+    for backend in ("sparse", "rank_bm25"):
+        retriever = build_retriever(backend, "bm25", {"backend": backend})
+        retriever.index(make_chunks(texts), tmp_path)
+        results.append(retriever.search(queries, k=4))
+    assert results[0] == results[1]
+
+
+class CountingTokenizer:
+    def __init__(self, tokenizer):
+        self.tokenizer, self.calls = tokenizer, 0
+
+    def __call__(self, text):
+        self.calls += 1
+        return self.tokenizer(text)
+
+
+def test_index_is_cached_and_interrupted_build_is_redone(make_chunks, tmp_path):
+    chunks = make_chunks(CORPUS)
+    first = build_retriever("sparse", "bm25", NO_STOPWORDS)
+    first.index(chunks, tmp_path)
+    (index_dir,) = (tmp_path / "bm25").iterdir()
+
+    second = build_retriever("sparse", "bm25", NO_STOPWORDS)
+    second.tokenizer = CountingTokenizer(second.tokenizer)
+    second.index(chunks, tmp_path)
+    assert second.tokenizer.calls == 0  # loaded, nothing tokenized
+    assert second.search(["bird dog"], 3) == first.search(["bird dog"], 3)
+
+    (index_dir / COMPLETE_MARKER).unlink()  # as if the build had been interrupted
+    third = build_retriever("sparse", "bm25", NO_STOPWORDS)
+    third.tokenizer = CountingTokenizer(third.tokenizer)
+    third.index(chunks, tmp_path)
+    assert third.tokenizer.calls == len(chunks)
+    assert (index_dir / COMPLETE_MARKER).is_file()
+    assert third.search(["bird dog"], 3) == first.search(["bird dog"], 3)
+
+
+def test_changed_settings_or_corpus_use_another_index(make_chunks, tmp_path):
+    build_retriever("s", "bm25", NO_STOPWORDS).index(make_chunks(CORPUS), tmp_path)
+    build_retriever("s", "bm25", {"k1": 1.2, **NO_STOPWORDS}).index(make_chunks(CORPUS), tmp_path)
+    build_retriever("s", "bm25", NO_STOPWORDS).index(make_chunks({**CORPUS, "c": "dog bird bird"}), tmp_path)
+    assert len(list((tmp_path / "bm25").iterdir())) == 3
+
+
+@pytest.mark.parametrize(
+    ("params", "key"),
+    [
+        ({"k1": -1}, "retrievers.sparse.params.k1"),
+        ({"b": 1.5}, "retrievers.sparse.params.b"),
+        ({"kl": 1.2}, "retrievers.sparse.params.kl"),
+        ({"variant": "bm26"}, "retrievers.sparse.params.variant"),
+        ({"backend": "lucene"}, "retrievers.sparse.params.backend"),
+        ({"tokenizer": {"stemmer": "snowball"}}, "retrievers.sparse.params.tokenizer.stemmer"),
+        ({"tokenizer": {"name": "whitespace"}}, "retrievers.sparse.params.tokenizer.name"),
+        ({"variant": "bm25l", "epsilon": 0.3}, "retrievers.sparse.params"),
+        ({"delta": 0.3}, "retrievers.sparse.params"),
+    ],
+)
+def test_bad_params_name_their_key(params, key):
+    with pytest.raises(ConfigError) as error:
+        build_retriever("sparse", "bm25", params)
+    assert error.value.key == key
+
+
+def test_unknown_retriever_type_and_misuse():
+    with pytest.raises(ConfigError, match="retrievers.x.type"):
+        build_retriever("x", "bm99", {})
+    with pytest.raises(BenchError, match="before index"):
+        build_retriever("sparse", "bm25", {}).search(["q"], 1)
+
+
+def test_duplicate_chunk_ids_and_empty_corpus_are_errors(make_chunks, tmp_path):
+    retriever = build_retriever("sparse", "bm25", {})
+    with pytest.raises(BenchError, match="empty corpus"):
+        retriever.index([], tmp_path)
+    chunks = make_chunks({"a": "x"})
+    with pytest.raises(BenchError, match="duplicate chunk id 'a'"):
+        retriever.index(chunks + chunks, tmp_path)
+
+
+def test_corpus_without_tokens_is_an_error(make_chunks, tmp_path):
+    retriever = build_retriever("sparse", "bm25", {})  # stop words removed: nothing left
+    with pytest.raises(BenchError, match="none of the 2 chunks has a token"):
+        retriever.index(make_chunks({"a": "the and of", "b": ""}), tmp_path)
