@@ -1,0 +1,1 @@
+"""The benchmark runner: run directory, stages, caches, manifest and summary (entry: rag.cli)."""

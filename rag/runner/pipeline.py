@@ -1,0 +1,407 @@
+"""The benchmark pipeline: load -> chunk -> index -> retrieve -> generate -> evaluate -> statistics
+-> report, each stage timed, with progress bars, caches, and a manifest that records how it ended.
+
+Caches (under ``config.cache_dir``): chunks (keyed by the documents and the chunking settings),
+retriever indexes, retrieval results per query, the generator's answers, and the statistics. A warm re-run and a
+``--resume`` recompute nothing that is cached; a resumed run re-sends only unanswered requests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pandas as pd
+
+from evaluation import answer_scores
+from evaluation.report import Comparison, StatisticsSettings, compare, write_comparison, write_html_report
+from evaluation.runs import ranked_lists_to_run
+from evaluation.trec_io import write_qrels, write_run
+from rag.chunking import chunk_documents
+from rag.config import RunConfig
+from rag.data import Dataset, load_dataset
+from rag.errors import ConfigError
+from rag.generation import build_generator
+from rag.generation.base import GenerationRequest, GenerationResult, Generator
+from rag.io_utils import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file, sha256_strings, sha256_text
+from rag.manifest import Manifest
+from rag.runner.answers import answer_sample, generate_answers, request_key
+from rag.runner.redaction import Redactor
+from rag.runner.retrieval import CachedRanking, RetrievalStage
+from rag.runner.rundir import RunDirectory, open_run_directory
+from rag.runner.scoring import RetrievalScorer, url_ranking
+from rag.runner.timing import StageTimer
+from rag.types import Chunk, Document, Question
+
+log = logging.getLogger(__name__)
+STATISTICS_INPUTS = ["generation_status", "retrieval_ms", "generation_s", "prompt_tokens", "completion_tokens"]
+GeneratorFactory = Callable[[Any, Path], AbstractContextManager[Generator]]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Options that are not part of the experiment itself."""
+
+    output_dir: Path | None = None
+    resume: bool = False
+    skip_invalid: bool = False
+    progress: bool = True
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    comparison: Comparison
+    per_query: pd.DataFrame
+    timings: dict[str, float]
+    manifest: dict[str, Any]
+
+
+def run_benchmark(
+    config: RunConfig,
+    options: RunOptions = RunOptions(),
+    generator_factory: GeneratorFactory = build_generator,
+    environ: Mapping[str, str] | None = None,
+) -> RunResult:
+    """Run the whole benchmark into a run directory (see :mod:`rag.runner.rundir`)."""
+    redactor = Redactor(environ)
+    timer = StageTimer()
+    with timer.stage("load"):  # before the run directory exists: bad data leaves no directory behind
+        dataset = load_dataset(config.dataset, skip_invalid=options.skip_invalid)
+        question_sets = select_question_sets(dataset, config.question_sets, config.limit)
+    plan = {"config": config.model_dump(mode="json"), "skip_invalid": options.skip_invalid}
+    run_dir = open_run_directory(config.output_dir, config.name, plan, options.output_dir, options.resume)
+    manifest = Manifest(
+        run_dir.path, redactor, config=plan["config"], seed=config.seed, resumed=run_dir.resumed,
+        options={"skip_invalid": options.skip_invalid, "resume": options.resume},
+        retrievers_resolved={spec.name: spec.validated_params().model_dump(mode="json") for spec in config.retrievers},
+        data=data_summary(dataset, question_sets),
+    )
+    manifest.write()
+    timer.on_stage_end = lambda seconds: (manifest.update(timings=seconds), manifest.write())
+    try:
+        return _run_stages(config, options, run_dir, dataset, question_sets, timer, manifest, generator_factory, redactor)
+    except KeyboardInterrupt:
+        manifest.finish("interrupted", timings=timer.seconds)
+        raise
+    except BaseException as exc:
+        manifest.finish("failed", timings=timer.seconds, error=f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, Any]:
+    """What the manifest records about the data: file and content hashes, counts, skipped records."""
+    return {
+        "name": dataset.name,
+        "source_files": {str(path): sha256_file(path) for path in dataset.source_files},
+        "documents": len(dataset.documents),
+        "documents_sha256": documents_fingerprint(dataset.documents),
+        "question_sets": {
+            name: {"questions": len(qs), "sha256": questions_fingerprint(qs)} for name, qs in question_sets.items()
+        },
+        "skipped_invalid": dict(dataset.skipped),
+        "skipped_examples": list(dataset.skipped_examples),
+    }
+
+
+def _run_stages(
+    config: RunConfig,
+    options: RunOptions,
+    run_dir: RunDirectory,
+    dataset: Dataset,
+    question_sets: dict[str, list[Question]],
+    timer: StageTimer,
+    manifest: Manifest,
+    generator_factory: GeneratorFactory,
+    redactor: Redactor,
+) -> RunResult:
+    with timer.stage("chunk"):
+        chunks, chunks_fingerprint = cached_chunks(dataset.documents, config, options.progress)
+    manifest.update(chunks={"count": len(chunks), "sha256": chunks_fingerprint})
+
+    methods = config.methods or [spec.name for spec in config.retrievers]
+    retrieval = RetrievalStage(config, chunks, chunks_fingerprint, timer, options.progress)
+    rankings: dict[str, dict[str, dict[str, CachedRanking]]] = {}
+    for method in methods:
+        rankings[method] = {}
+        for set_name, questions in question_sets.items():
+            by_text = retrieval.rankings(method, [q.text for q in questions])
+            rankings[method][set_name] = {q.qid: by_text[q.text] for q in questions}
+
+    chunk_by_id = {chunk.chunk_id: chunk for chunk in chunks}
+    generations: dict[str, GenerationResult] = {}
+    asked: dict[str, set[str]] = {name: set() for name in question_sets}
+    if config.generation is not None:
+        asked = {
+            name: answer_sample(qs, config.generation.questions_per_set, config.seed, name)
+            for name, qs in question_sets.items()
+        }
+        requests = [
+            GenerationRequest(
+                key=request_key(method, set_name, q.qid),
+                question=q.text,
+                contexts=[chunk_by_id[c].text for c in rankings[method][set_name][q.qid].chunk_ids],
+            )
+            for method in methods
+            for set_name, questions in question_sets.items()
+            for q in questions
+            if q.qid in asked[set_name]
+        ]
+        with timer.stage("generate"):
+            with generator_factory(config.generation.generator, config.cache_dir / "generation") as generator:
+                generations = generate_answers(generator, requests, options.progress)
+
+    with timer.stage("evaluate"):
+        scorer = RetrievalScorer(chunks, config.evaluation.metrics, config.evaluation.levels, config.evaluation.convention)
+        per_query = build_per_query(
+            config, question_sets, methods, rankings, generations, asked, scorer, redactor
+        )
+
+    with timer.stage("statistics"):
+        settings = StatisticsSettings(
+            confidence=config.evaluation.confidence,
+            n_resamples=config.evaluation.n_resamples,
+            alpha=config.evaluation.alpha,
+            correction=None if config.evaluation.correction == "none" else config.evaluation.correction,
+            seed=config.seed,
+        )
+        metric_columns = scorer.columns() + (["em", "f1"] if config.generation is not None else [])
+        comparison = cached_comparison(per_query, metric_columns, settings, config.cache_dir)
+
+    with timer.stage("report"):
+        level = "+".join(config.evaluation.levels)
+        write_outputs(run_dir.path, config, question_sets, methods, rankings, scorer, per_query, comparison, level)
+        failures = int(comparison.table["failures"].sum())
+        facts = [
+            f"config {config.name}, seed {config.seed}, top_k {config.top_k}, {len(dataset.documents)} documents, "
+            f"{len(chunks)} chunks",
+            "questions: " + ", ".join(f"{name} {len(qs)}" for name, qs in question_sets.items()),
+            "records skipped as invalid: " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),
+            *(f"skipped: {example}" for example in dataset.skipped_examples[:5]),
+            f"generation: {_generator_label(config)}; failures: {failures}",
+        ]
+        write_html_report(
+            run_dir.path / "report.html",
+            f"Retrieval benchmark: {config.name}",
+            comparison,
+            per_query,
+            config.evaluation.convention,
+            level,
+            hit_metric=_hit_column(scorer),
+            facts=[redactor.text(f) for f in facts],
+        )
+    manifest.finish(
+        "complete",
+        timings=timer.seconds,
+        methods=methods,
+        generation={"requests": len(generations), "failures": failures},
+    )
+    return RunResult(run_dir.path, comparison, per_query, dict(timer.seconds), manifest.data)
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def select_question_sets(
+    dataset: Dataset, wanted: Sequence[str] | None, limit: int | None
+) -> dict[str, list[Question]]:
+    """The configured question sets (all when ``wanted`` is None), each cut to its first ``limit``."""
+    available = dataset.question_sets
+    names = list(wanted) if wanted is not None else list(available)
+    unknown = [name for name in names if name not in available]
+    if unknown:
+        raise ConfigError("question_sets", f"unknown question set(s) {unknown}; expected among {sorted(available)}")
+    return {name: list(available[name])[:limit] if limit else list(available[name]) for name in names}
+
+
+def documents_fingerprint(documents: Sequence[Document]) -> str:
+    return sha256_strings(part for d in documents for part in (d.doc_id, d.url, d.title, d.text))
+
+
+def questions_fingerprint(questions: Sequence[Question]) -> str:
+    return sha256_strings(
+        json.dumps([q.qid, q.text, q.gold_urls, q.answers, q.qtype], ensure_ascii=False) for q in questions
+    )
+
+
+def cached_chunks(documents: Sequence[Document], config: RunConfig, progress: bool) -> tuple[list[Chunk], str]:
+    """Chunk the documents, or read the chunks cached for the same documents and settings."""
+    key = sha256_text(documents_fingerprint(documents) + config.chunking.model_dump_json())
+    path = config.cache_dir / "chunks" / f"{key[:32]}.json"
+    chunks: list[Chunk] | None = None
+    if path.is_file():
+        try:
+            chunks = [Chunk(**record) for record in json.loads(path.read_text(encoding="utf-8"))]
+        except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
+            log.warning("ignoring unreadable chunk cache %s (%s)", path, exc)
+    if chunks is None:
+        chunks = chunk_documents(documents, config.chunking, progress=progress)
+        atomic_write_json(path, [dataclasses.asdict(chunk) for chunk in chunks], indent=None)
+    fingerprint = sha256_strings(part for c in chunks for part in (c.chunk_id, c.url, c.text))
+    return chunks, fingerprint
+
+
+def cached_comparison(
+    per_query: pd.DataFrame, metrics: Sequence[str], settings: StatisticsSettings, cache_dir: Path
+) -> Comparison:
+    """:func:`evaluation.report.compare` (bootstrap CIs and paired tests, the slowest part of a warm
+    run), cached on disk under the hash of the per-query columns it reads, the metrics and the settings
+    (not of run-specific columns such as ``attempts``, which differ between a cold and a cached run)."""
+    columns = ["question_set", "method", "qid", *metrics, *STATISTICS_INPUTS]
+    key = sha256_text(per_query[columns].to_csv(index=False) + json.dumps([list(metrics), vars(settings)]))
+    path = cache_dir / "statistics" / f"{key[:32]}.pkl"
+    if path.is_file():
+        try:
+            return pd.read_pickle(path)
+        except Exception as exc:  # noqa: BLE001 - any unreadable cache file is recomputed
+            log.warning("ignoring unreadable statistics cache %s (%s)", path, exc)
+    comparison = compare(per_query, metrics, settings)
+    buffer = io.BytesIO()
+    pd.to_pickle(comparison, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
+    return comparison
+
+
+def _generator_label(config: RunConfig) -> str:
+    if config.generation is None:
+        return "off"
+    generator = config.generation.generator
+    sample = config.generation.questions_per_set
+    return f"{generator.type} ({getattr(generator, 'model', 'no LLM')}), " + (
+        f"{sample} sampled questions per set" if sample else "all questions"
+    )
+
+
+def _hit_column(scorer: RetrievalScorer) -> str:
+    """The column used to tell retrieval misses from answer misses: a URL-level hit metric if
+    configured, else the first URL-level recall or MRR."""
+    columns = scorer.columns()
+    for prefix in ("hit@", "recall@", "mrr"):
+        for column in columns:
+            if column.startswith(prefix):
+                return column
+    return columns[0]
+
+
+def build_per_query(
+    config: RunConfig,
+    question_sets: Mapping[str, Sequence[Question]],
+    methods: Sequence[str],
+    rankings: Mapping[str, Mapping[str, Mapping[str, CachedRanking]]],
+    generations: Mapping[str, GenerationResult],
+    asked: Mapping[str, set[str]],
+    scorer: RetrievalScorer,
+    redactor: Redactor,
+) -> pd.DataFrame:
+    """One row per question x method: ids, gold and retrieved lists, every metric, the answer."""
+    chunk_url = scorer.chunk_url
+    normalization = config.evaluation.answer_normalization
+    rows: list[dict[str, Any]] = []
+    for set_name, questions in question_sets.items():
+        for method in methods:
+            ranked = {qid: r.chunk_ids for qid, r in rankings[method][set_name].items()}
+            scores = scorer.score(questions, ranked)
+            for q in questions:
+                ranking = rankings[method][set_name][q.qid]
+                urls = url_ranking(ranking.chunk_ids, chunk_url)
+                gold = {url for group in q.gold_urls for url in group}
+                row: dict[str, Any] = {
+                    "question_set": set_name,
+                    "method": method,
+                    "qid": q.qid,
+                    "qtype": q.qtype,
+                    "question": q.text,
+                    "gold_urls": json.dumps(q.gold_urls, ensure_ascii=False),
+                    "retrieved_urls": json.dumps(urls, ensure_ascii=False),
+                    "retrieved_chunks": json.dumps(ranking.chunk_ids, ensure_ascii=False),
+                    "gold_url_ranks": json.dumps([i + 1 for i, url in enumerate(urls) if url in gold]),
+                    "gold_chunk_ranks": json.dumps(
+                        [i + 1 for i, chunk_id in enumerate(ranking.chunk_ids) if chunk_url[chunk_id] in gold]
+                    ),
+                    **{column: scores.at[q.qid, column] for column in scorer.columns()},
+                    "retrieval_ms": ranking.search_ms,
+                    "reference": " | ".join(q.answers),
+                    **answer_fields(generations.get(request_key(method, set_name, q.qid)), q, q.qid in asked[set_name],
+                                    normalization, redactor),
+                }
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def answer_fields(
+    result: GenerationResult | None, question: Question, requested: bool, normalization: str, redactor: Redactor
+) -> dict[str, Any]:
+    """The answer columns of a per-query row. A failed generation keeps NaN scores (never 0)."""
+    nan = float("nan")
+    if not requested or result is None:
+        status = "not requested"
+    else:
+        status = "failed" if result.failed else "answered"
+    scored = (
+        answer_scores(result.answer, question.answers, normalization=normalization)
+        if status == "answered" and question.answers
+        else {"em": nan, "f1": nan}
+    )
+    return {
+        "generation_status": status,
+        "answer": result.answer if result is not None and result.answer is not None else "",
+        "error": redactor.text(f"{result.error_kind}: {result.error_message}") if status == "failed" else "",
+        "em": float(scored["em"]),
+        "f1": float(scored["f1"]),
+        "generation_s": result.latency_s if result is not None else nan,
+        "prompt_tokens": result.prompt_tokens if result is not None else 0,
+        "completion_tokens": result.completion_tokens if result is not None else 0,
+        "attempts": result.attempts if result is not None else 0,
+    }
+
+
+def trec_id(identifier: str) -> str:
+    """An id safe for a white-space separated TREC file (percent-encoding; reserved characters kept)."""
+    return quote(identifier, safe="/:#?@!$&'()*+,;=[]~%")
+
+
+def write_outputs(
+    run_dir: Path,
+    config: RunConfig,
+    question_sets: Mapping[str, Sequence[Question]],
+    methods: Sequence[str],
+    rankings: Mapping[str, Mapping[str, Mapping[str, CachedRanking]]],
+    scorer: RetrievalScorer,
+    per_query: pd.DataFrame,
+    comparison: Comparison,
+    level: str,
+) -> None:
+    """per_query.csv, comparison.{csv,md,json}, and under ``runs/`` the TREC run files (chunks and
+    URLs) and qrels (URL level; chunk level = chunks of the gold documents).
+
+    TREC query ids are ``<set>/<qid>`` so one file holds every question set; TREC fields cannot hold
+    white space, so ids are percent-encoded (reserved characters and existing escapes kept: a URL stays as
+    it is, ``Ada Lovelace#0`` becomes ``Ada%20Lovelace#0``)."""
+    atomic_write_text(run_dir / "per_query.csv", per_query.to_csv(index=False))
+    write_comparison(comparison, run_dir, config.evaluation.convention, level)
+    chunk_url = scorer.chunk_url
+    for name, relevant_of in (("url", lambda q: q.gold_urls), ("chunk", scorer.chunk_groups)):
+        qrels = {
+            trec_id(f"{set_name}/{q.qid}"): {trec_id(item): 1 for group in relevant_of(q) for item in group}
+            for set_name, questions in question_sets.items()
+            for q in questions
+        }
+        write_qrels(qrels, run_dir / "runs" / f"qrels.{name}.txt")
+    for method in methods:
+        chunk_lists = {
+            trec_id(f"{set_name}/{qid}"): ranking.chunk_ids
+            for set_name, by_qid in rankings[method].items()
+            for qid, ranking in by_qid.items()
+        }
+        url_lists = {qid: [trec_id(url) for url in url_ranking(ids, chunk_url)] for qid, ids in chunk_lists.items()}
+        chunk_lists = {qid: [trec_id(chunk_id) for chunk_id in ids] for qid, ids in chunk_lists.items()}
+        write_run(ranked_lists_to_run(chunk_lists), run_dir / "runs" / f"{method}.trec", tag=method)
+        write_run(ranked_lists_to_run(url_lists), run_dir / "runs" / f"{method}.url.trec", tag=method)

@@ -1,0 +1,74 @@
+"""Helpers for the runner tests: tiny data sets and configs written under tmp_path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+SMOKE_CONFIG = REPO / "configs" / "smoke.yaml"
+
+WIKI = "https://en.wikipedia.org/wiki/"
+TINY_DOCUMENTS = [
+    ("Volcano", "A volcano is a rupture in the crust of a planet that lets hot lava, ash and gases escape."),
+    ("Penguin", "Penguins are flightless aquatic birds living almost exclusively in the Southern Hemisphere."),
+    ("Violin", "The violin is a wooden string instrument, the smallest and highest-pitched of the violin family."),
+    ("Glacier", "A glacier is a persistent body of dense ice that is constantly moving under its own weight."),
+    ("Saturn", "Saturn is the sixth planet from the Sun and the second largest planet in the Solar System."),
+    ("Espresso", "Espresso is a coffee beverage brewed by forcing hot water through finely ground coffee beans."),
+]
+TINY_QUESTIONS = [
+    ("q1", "What lets hot lava and ash escape from the crust?", ["Volcano"], ["a volcano"]),
+    ("q2", "Which flightless birds live in the Southern Hemisphere?", ["Penguin"], ["penguins"]),
+    ("q3", "Which is the sixth planet from the Sun?", ["Saturn"], ["Saturn"]),
+    ("q4", "Which wooden string instrument is the highest-pitched of its family?", ["Violin"], ["the violin"]),
+]
+
+
+def document_line(title: str, text: str) -> str:
+    return json.dumps({"doc_id": title, "url": WIKI + title, "title": title, "text": text})
+
+
+def question_line(qid: str, text: str, gold: list[str], answers: list[str], qtype: str = "factual") -> str:
+    return json.dumps({"id": qid, "question": text, "gold_urls": [[WIKI + g] for g in gold], "answers": answers, "type": qtype})
+
+
+def write_tiny_dataset(
+    directory: Path, extra_documents: list[str] = (), extra_questions: list[str] = ()
+) -> tuple[Path, Path]:
+    """corpus.jsonl and questions.jsonl; ``extra_*`` are raw lines appended (valid or not)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    corpus, questions = directory / "corpus.jsonl", directory / "questions.jsonl"
+    corpus.write_text("\n".join([*(document_line(t, x) for t, x in TINY_DOCUMENTS), *extra_documents]) + "\n")
+    questions.write_text("\n".join([*(question_line(*q) for q in TINY_QUESTIONS), *extra_questions]) + "\n")
+    return corpus, questions
+
+
+def tiny_config(directory: Path, corpus: Path, questions: Path, **overrides: Any) -> Path:
+    """A BM25-only config (no model to load) over the tiny data set, outputs and caches in ``directory``."""
+    config: dict[str, Any] = {
+        "name": "tiny",
+        "dataset": {"format": "jsonl", "corpus": str(corpus), "questions": str(questions)},
+        "chunking": {"max_tokens": 64, "overlap_tokens": 8, "min_tokens": 4},
+        "retrievers": [{"name": "bm25", "type": "bm25", "params": {"k1": 1.2, "b": 0.75}}],
+        "top_k": 3,
+        "generation": {"generator": {"type": "extractive"}},
+        "evaluation": {"metrics": ["mrr", "recall@3", "hit@3"], "n_resamples": 500},
+        "output_dir": str(directory / "runs"),
+        "cache_dir": str(directory / "cache"),
+    }
+    config.update(overrides)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    corpus, questions = write_tiny_dataset(tmp_path / "data")
+    return tiny_config(tmp_path, corpus, questions)

@@ -1,0 +1,99 @@
+"""Comparison statistics and report writers against hand-computed values."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluation.report import (
+    StatisticsSettings, compare, display_table, failure_analysis, markdown_table, write_comparison, write_html_report,
+)
+from rag.runner.redaction import REPLACEMENT, Redactor
+
+
+def per_query_frame() -> pd.DataFrame:
+    """Method a finds everything at rank 1; b at rank 2 for half; one failed and one unasked answer."""
+    rows = []
+    for i in range(20):
+        for method, rr in (("a", 1.0), ("b", 0.5 if i % 2 else 1.0)):
+            status = "answered"
+            f1 = 0.8 if method == "a" else 0.4
+            if method == "b" and i == 3:
+                status, f1 = "failed", math.nan
+            if i == 19:
+                status, f1 = "not requested", math.nan
+            rows.append({
+                "question_set": "s", "method": method, "qid": f"q{i}", "qtype": "t" if i < 10 else "u",
+                "question": f"question {i} <script>alert(1)</script>", "mrr": rr, "hit@10": 1.0, "f1": f1,
+                "em": 0.0 if status == "answered" else math.nan, "generation_status": status,
+                "answer": "an answer <b>bold</b>", "reference": "ref", "error": "timeout" if status == "failed" else "",
+                "retrieval_ms": 2.0, "generation_s": 1.5, "prompt_tokens": 100, "completion_tokens": 10,
+            })
+    return pd.DataFrame(rows)
+
+
+SETTINGS = StatisticsSettings(n_resamples=2000, seed=0)
+
+
+def test_failures_are_counted_and_never_averaged_as_zero() -> None:
+    comparison = compare(per_query_frame(), ["mrr", "em", "f1"], SETTINGS)
+    table = comparison.table.set_index("method")
+    assert table.loc["b", "failures"] == 1 and table.loc["a", "failures"] == 0
+    assert table.loc["b", "answered"] == 18 and table.loc["a", "answered"] == 19
+    assert table.loc["b", "f1"] == pytest.approx(0.4)  # a zero for the failure would give 0.4 * 18 / 19
+    assert table.loc["b", "mrr"] == pytest.approx((10 * 1.0 + 10 * 0.5) / 20)
+    assert table.loc["a", "generation_s_per_question"] == pytest.approx(1.5)
+    assert table.loc["a", "prompt_tokens"] == 19 * 100  # the unasked question costs nothing
+    for metric in ("mrr", "f1"):  # the CI contains the mean (up to float rounding of a constant sample)
+        assert (table[f"{metric}_ci_low"] <= table[metric] + 1e-12).all()
+        assert (table[metric] <= table[f"{metric}_ci_high"] + 1e-12).all()
+
+
+def test_significance_letters_mark_the_winner() -> None:
+    comparison = compare(per_query_frame(), ["mrr", "f1"], SETTINGS)
+    table = comparison.table.set_index("method")
+    assert table.loc["a", "mrr_beats"] == "b" and table.loc["b", "mrr_beats"] == ""
+    assert table.loc["a", "f1_beats"] == "b"
+    pair = comparison.pairwise[comparison.pairwise["metric"] == "f1"].iloc[0]
+    assert pair["n_pairs"] == 18  # only questions answered by both methods are paired
+    assert "ᵇ" in display_table(comparison)["mrr"].iloc[0]
+
+
+def test_failure_analysis_splits_retrieval_and_answer_misses() -> None:
+    frame = per_query_frame()
+    frame.loc[(frame["method"] == "a") & (frame["qid"] == "q0"), "hit@10"] = 0.0
+    counts = failure_analysis(frame, "hit@10").set_index("method")
+    assert counts.loc["a"].tolist()[1:] == [1, 0, 18, 0]
+    assert counts.loc["b"].tolist()[1:] == [0, 18, 0, 1]
+
+
+def test_writers_escape_untrusted_text(tmp_path: Path) -> None:
+    frame = per_query_frame()
+    comparison = compare(frame, ["mrr", "hit@10", "f1"], SETTINGS)
+    write_comparison(comparison, tmp_path, "trec", "url")
+    write_html_report(tmp_path / "report.html", "T <i>", comparison, frame, "trec", "url", "hit@10")
+    html = (tmp_path / "report.html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<b>bold</b>" not in html and "T &lt;i&gt;" in html
+    assert "data:image/png;base64," in html
+    data = json.loads((tmp_path / "comparison.json").read_text())
+    assert {row["method"] for row in data["rows"]} == {"a", "b"}
+    assert pd.read_csv(tmp_path / "comparison.csv")["failures"].tolist() == [0, 1]
+
+
+def test_markdown_table_escapes_pipes() -> None:
+    text = markdown_table(pd.DataFrame({"x": ["a|b"], "y": [1]}))
+    assert text.splitlines()[2] == "| a\\|b | 1 |"
+
+
+def test_redactor_scrubs_secret_environment_values() -> None:
+    redactor = Redactor({"OPENAI_API_KEY": "sk-abcdef123456", "HOME": "/root", "SHORT_TOKEN": "abc"})
+    assert redactor.text("Bearer sk-abcdef123456!") == f"Bearer {REPLACEMENT}!"
+    assert redactor.deep({"a": ["x sk-abcdef123456"], "b": 3}) == {"a": [f"x {REPLACEMENT}"], "b": 3}
+    assert redactor.text("/root abc") == "/root abc"
+    assert np.isnan(redactor.deep(float("nan")))
