@@ -6,7 +6,7 @@ from evaluation.evaluate import CONVENTIONS, evaluate_run, retrieval_scores
 from evaluation.levels import to_document_ranking, to_document_run
 from evaluation.metrics import RankedJudgments, parse_metric
 from evaluation.runs import prepare_run, ranked_ids, ranked_lists_to_run
-from evaluation.stats import bootstrap_ci, compare_methods, holm_adjust, paired_randomization_test, paired_t_test
+from evaluation.stats import bootstrap_ci, compare_methods, compare_metrics, holm_adjust, paired_randomization_test, paired_t_test
 from evaluation.trec_io import read_qrels, read_run, write_qrels, write_run
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "answer_scores",
     "bootstrap_ci",
     "compare_methods",
+    "compare_metrics",
     "evaluate_run",
     "holm_adjust",
     "paired_randomization_test",

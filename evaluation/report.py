@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation.stats import compare_methods
+from evaluation.stats import compare_metrics
 from rag.io_utils import atomic_write_bytes, atomic_write_json, atomic_write_text
 
 ANSWER_METRICS = ("em", "f1")
@@ -67,7 +67,8 @@ def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: Statistic
     Required columns: ``question_set``, ``method``, ``qid``, every name in ``metrics`` (NaN = undefined
     or not answered, left out of means and tests), ``generation_status`` (``answered``/``failed``/
     ``not requested``), ``retrieval_ms``, ``generation_s``, ``prompt_tokens``, ``completion_tokens``.
-    Means, CIs and tests come from :func:`evaluation.compare_methods`, per question set and metric.
+    Means, CIs and tests come from :func:`evaluation.compare_methods` (computed by
+    :func:`evaluation.compare_metrics` for all metrics of a question set at once), per question set and metric.
     """
     metrics = list(metrics)
     methods = list(dict.fromkeys(per_query["method"]))
@@ -89,11 +90,12 @@ def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: Statistic
                 "prompt_tokens": int(generated["prompt_tokens"].sum()),
                 "completion_tokens": int(generated["completion_tokens"].sum()),
             }
+        compared = compare_metrics(
+            frame, metrics, confidence=settings.confidence, n_resamples=settings.n_resamples,
+            seed=settings.seed, alpha=settings.alpha, correction=settings.correction,
+        )
         for metric in metrics:
-            summary, pairwise = compare_methods(
-                frame, metric, confidence=settings.confidence, n_resamples=settings.n_resamples,
-                seed=settings.seed, alpha=settings.alpha, correction=settings.correction,
-            )
+            summary, pairwise = compared[metric]
             for item in summary.itertuples():
                 row = rows[(question_set, item.method)]
                 row[metric], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = item.mean, item.ci_low, item.ci_high

@@ -1,14 +1,32 @@
 """Comparison statistics over per-query scores: bootstrap confidence intervals and paired tests.
 
-- :func:`bootstrap_ci`: percentile bootstrap of the mean over queries (scipy.stats.bootstrap,
-  ``method="percentile"``), seeded. Percentile rather than BCa because BCa's jackknife is
-  O(n²) over queries and degenerates for constant data.
+- :func:`bootstrap_ci`: percentile bootstrap of the mean over queries, seeded. ``n_resamples``
+  resamples of the n defined values are drawn with replacement; the interval is the
+  ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled means with
+  linear interpolation (numpy's and scipy's default ``"linear"``, Hyndman & Fan type 7) — what
+  ``scipy.stats.bootstrap(method="percentile")`` computes. Percentile rather than BCa because BCa's
+  jackknife is O(n²) over queries and degenerates for constant data. Constant data gives (x, x).
 - :func:`paired_randomization_test`: two-sided sign-flip randomization test of the mean paired
-  difference (scipy.stats.permutation_test, ``permutation_type="samples"``): exact when
-  2**n <= n_resamples, else Monte Carlo with p = (hits + 1) / (n_resamples + 1).
-- :func:`paired_t_test`: two-sided paired t-test (scipy.stats.ttest_rel).
+  difference d = a - b. The statistic is T = |sum(d)| (equivalently |mean(d)|); a resample flips the
+  sign of each difference independently with probability 1/2. A resample is a hit when
+  |T*| >= T - tol, tol = max(100 eps |sum d|, 4 n eps sum|d|) (a bound on the float rounding of the
+  sums), so that exact ties count as hits. Exact when 2**n <= n_resamples: all 2**n sign vectors are enumerated
+  and p = hits / 2**n. Otherwise Monte Carlo: p = (hits + 1) / (n_resamples + 1) (the observed
+  arrangement counted once, so p > 0). All differences zero: p = 1. (scipy.stats.permutation_test,
+  used before, doubles the smaller one-sided p-value instead: the same quantity, since the sign-flip
+  null distribution is symmetric, with a noisier Monte Carlo estimate and a floor of 2 / (n_resamples + 1).)
+- :func:`paired_t_test`: two-sided paired t-test (scipy.stats.ttest_1samp on the differences).
 - :func:`compare_methods`: all of it for a long per-query table, with Holm's step-down correction
-  over the method pairs (on the randomization p-values) by default.
+  over the method pairs (on the randomization p-values) by default; :func:`compare_metrics`: the
+  same for several metrics at once (identical tables, computed together).
+
+Both resampling procedures are plain numpy: the resample matrix (multiplicities of each query per
+bootstrap resample, drawn as ``rng.integers(0, n, (rows, n))`` like scipy does, or one flip bit per
+query per sign-flip resample) depends only on (n, n_resamples, seed), so one draw serves every
+method, pair and metric with that many defined values, and the resampled sums are one matrix
+product with the data. Matrices are drawn in batches of at most ``_BATCH_VALUES`` entries, stored
+at 1 byte per entry and, when small enough, kept for reuse (``_CACHE_VALUES``). The same seed gives
+the same result whichever function computes it (up to float rounding in the last digit).
 
 NaN / None values are excluded (undefined queries); paired tests use only the queries where both
 methods have a defined value.
@@ -16,7 +34,9 @@ methods have a defined value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import combinations
 
 import numpy as np
@@ -26,8 +46,16 @@ from scipy import stats
 #: Largest number of resampled values held in memory at once (resamples x queries).
 _BATCH_VALUES = 10_000_000
 
+#: Largest number of resample-matrix entries (1 byte each, almost always) kept for reuse across calls.
+_CACHE_VALUES = 10 * _BATCH_VALUES
+
+#: Resample-matrix entries converted to float64 at once for one matrix product (8 MB).
+_BLOCK_VALUES = 2**20
+
 #: Paired differences whose spread is below this are treated as constant (float noise).
 _CONSTANT_TOLERANCE = 1e-12
+
+_EPS = np.finfo(np.float64).eps
 
 
 def _as_float(values: object, where: str) -> np.ndarray:
@@ -56,42 +84,142 @@ def _batch(n: int) -> int:
     return max(1, _BATCH_VALUES // max(n, 1))
 
 
+# --------------------------------------------------------------------------------------------------
+# Resample matrices: rows are resamples, columns queries, small unsigned integers (bootstrap
+# multiplicities, or sign-flip bits: 1 = flipped); ``matrix @ data`` gives resampled weighted sums.
+
+
+def _bootstrap_counts(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """How often each of n queries occurs in each of ``rows`` resamples drawn with replacement."""
+    dtype = np.int32 if rows * n < 2**31 else np.int64
+    draws = rng.integers(0, n, size=(rows, n), dtype=dtype)
+    draws += (np.arange(rows, dtype=dtype) * n)[:, None]  # one bin per (resample, query)
+    counts = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
+    return counts.astype(np.min_scalar_type(counts.max()))
+
+
+def _flip_bits(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """Independent fair sign flips (1 = flipped), one row per resample: one random bit per entry."""
+    size = rows * n
+    return np.unpackbits(np.frombuffer(rng.bytes(-(-size // 8)), dtype=np.uint8), count=size).reshape(rows, n)
+
+
+def _all_flips(n: int) -> Iterator[np.ndarray]:
+    """Every one of the 2**n flip patterns, in batches."""
+    total, step = 2**n, _batch(n)
+    for start in range(0, total, step):
+        codes = np.arange(start, min(start + step, total), dtype=np.int64)[:, None]
+        yield ((codes >> np.arange(n)) & 1).astype(np.uint8)
+
+
+#: Cached resample matrices by (kind, n, n_resamples, seed), least recently used first.
+_draw_cache: OrderedDict[tuple[str, int, int, int], list[np.ndarray]] = OrderedDict()
+_draw_cache_lock = threading.Lock()
+
+
+def _draws(kind: str, n: int, n_resamples: int, seed: object) -> Iterable[np.ndarray]:
+    """The seeded resample matrix for ``kind`` ("bootstrap" or "flips"), in batches of rows.
+
+    Depends only on (kind, n, n_resamples, seed); kept for reuse when it has at most
+    ``_CACHE_VALUES`` entries and the seed is an integer (least recently used dropped first)."""
+    cacheable = isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and n * n_resamples <= _CACHE_VALUES
+    key = (kind, n, n_resamples, int(seed) if cacheable else 0)
+    with _draw_cache_lock:
+        if cacheable and key in _draw_cache:
+            _draw_cache.move_to_end(key)
+            return _draw_cache[key]
+    make = _bootstrap_counts if kind == "bootstrap" else _flip_bits
+
+    def generate() -> Iterator[np.ndarray]:
+        rng, step = np.random.default_rng(seed), _batch(n)
+        for start in range(0, n_resamples, step):
+            yield make(rng, min(step, n_resamples - start), n)
+
+    if not cacheable:
+        return generate()
+    batches = list(generate())
+    for batch in batches:
+        batch.flags.writeable = False
+    with _draw_cache_lock:
+        _draw_cache[key] = batches
+        while sum(b.size for value in _draw_cache.values() for b in value) > _CACHE_VALUES:
+            _draw_cache.popitem(last=False)
+    return batches
+
+
+def _resampled_sums(batches: Iterable[np.ndarray], data: np.ndarray) -> np.ndarray:
+    """(resamples x columns): ``matrix @ data`` for the integer resample matrix, converted to float64
+    a block of rows at a time (the stored matrices stay 1 byte per entry)."""
+    rows = max(1, _BLOCK_VALUES // max(data.shape[0], 1))
+    return np.concatenate([batch[start:start + rows].astype(np.float64) @ data
+                           for batch in batches for start in range(0, len(batch), rows)])
+
+
+def _by_length(columns: Sequence[np.ndarray], chosen: Iterable[int]) -> dict[int, list[int]]:
+    """The chosen column indices grouped by column length."""
+    groups: dict[int, list[int]] = {}
+    for i in chosen:
+        groups.setdefault(len(columns[i]), []).append(i)
+    return groups
+
+
+def _bootstrap_cis(samples: Sequence[np.ndarray], confidence: float, n_resamples: int, seed: object) -> list[tuple[float, float]]:
+    """:func:`bootstrap_ci` of each sample of defined values; samples of one size share one matrix product."""
+    cis: list[tuple[float, float]] = [(np.nan, np.nan)] * len(samples)
+    varying = []
+    for i, data in enumerate(samples):
+        if len(data) and np.ptp(data) == 0:
+            cis[i] = (float(data[0]), float(data[0]))
+        elif len(data):
+            varying.append(i)
+    tail = (1 - confidence) / 2
+    for n, members in _by_length(samples, varying).items():
+        means = _resampled_sums(_draws("bootstrap", n, n_resamples, seed), np.column_stack([samples[i] for i in members])) / n
+        low, high = np.quantile(means, [tail, 1 - tail], axis=0, method="linear")
+        for i, lo, hi in zip(members, low, high):
+            cis[i] = (float(lo), float(hi))
+    return cis
+
+
+def _randomization_pvalues(diffs: Sequence[np.ndarray], n_resamples: int, seed: object) -> list[float]:
+    """:func:`paired_randomization_test` of each difference vector; vectors of one size share one matrix product."""
+    p_values = [np.nan if len(diff) == 0 else 1.0 for diff in diffs]
+    for n, members in _by_length(diffs, [i for i, diff in enumerate(diffs) if diff.any()]).items():
+        data = np.column_stack([diffs[i] for i in members])
+        exact = 2**n <= n_resamples
+        flips = _all_flips(n) if exact else _draws("flips", n, n_resamples, seed)
+        total = data.sum(axis=0)
+        resampled = total - 2 * _resampled_sums(flips, data)  # flipping d_i subtracts 2 d_i
+        tolerance = np.maximum(100 * _EPS * np.abs(total), 4 * n * _EPS * np.abs(data).sum(axis=0))
+        hits = np.count_nonzero(np.abs(resampled) >= np.abs(total) - tolerance, axis=0)
+        for i, count in zip(members, hits):
+            p_values[i] = float(count / 2**n if exact else (count + 1) / (n_resamples + 1))
+    return p_values
+
+
+# --------------------------------------------------------------------------------------------------
+# Public tests
+
+
 def bootstrap_ci(values: object, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap CI of the mean; (nan, nan) without defined values."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence: expected a number in (0, 1), got {confidence!r}")
-    data = _defined(values, "values")
-    if len(data) == 0:
-        return (np.nan, np.nan)
-    if np.ptp(data) == 0:
-        return (float(data[0]), float(data[0]))
-    result = stats.bootstrap((data,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
-                             method="percentile", vectorized=True, batch=_batch(len(data)),
-                             rng=np.random.default_rng(seed))
-    return (float(result.confidence_interval.low), float(result.confidence_interval.high))
-
-
-def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(x - y, axis=axis)
+    return _bootstrap_cis([_defined(values, "values")], confidence, n_resamples, seed)[0]
 
 
 def paired_randomization_test(a: object, b: object, n_resamples: int = 10_000, seed: int = 0) -> float:
     """Two-sided p-value of the sign-flip randomization test of mean(a - b) = 0."""
-    diff = _pairs(a, b)
-    if len(diff) == 0:
-        return np.nan
-    if not diff.any():
-        return 1.0
-    result = stats.permutation_test((diff, np.zeros_like(diff)), _mean_difference, permutation_type="samples",
-                                    n_resamples=n_resamples, vectorized=True, batch=_batch(len(diff)),
-                                    rng=np.random.default_rng(seed))
-    return float(min(result.pvalue, 1.0))
+    return _randomization_pvalues([_pairs(a, b)], n_resamples, seed)[0]
 
 
 def paired_t_test(a: object, b: object) -> float:
     """Two-sided paired t-test p-value; NaN with fewer than 2 pairs. When the differences are constant
     (spread <= 1e-12, i.e. float noise; the t statistic is then 0/0 or ±inf): 1.0 if they are 0, else 0.0."""
-    diff = _pairs(a, b)
+    return _t_test_p(_pairs(a, b))
+
+
+def _t_test_p(diff: np.ndarray) -> float:
     if len(diff) < 2:
         return np.nan
     if np.ptp(diff) <= _CONSTANT_TOLERANCE * max(1.0, abs(float(diff.mean()))):
@@ -122,37 +250,54 @@ def compare_methods(per_query: pd.DataFrame, metric: str, method_col: str = "met
     ``summary`` (method, mean, ci_low, ci_high, n, n_undefined) and ``pairwise`` (method_a,
     method_b, n_pairs, mean_diff = mean(a - b), p_randomization, p_ttest, p_adjusted, significant,
     test). ``significant`` = p_adjusted < alpha, p_adjusted being the Holm-adjusted randomization
-    p-value (or the raw one with ``correction=None``).
+    p-value (or the raw one with ``correction=None``). Holm's correction is over the method pairs of
+    this metric. See :func:`compare_metrics` for several metrics at once.
     """
-    missing = [column for column in (method_col, query_col, metric) if column not in per_query.columns]
+    return compare_metrics(per_query, [metric], method_col, query_col, confidence, n_resamples, seed, alpha,
+                           correction)[metric]
+
+
+def compare_metrics(per_query: pd.DataFrame, metrics: Sequence[str], method_col: str = "method",
+                    query_col: str = "qid", confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0,
+                    alpha: float = 0.05, correction: str | None = "holm") -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+    """:func:`compare_methods` of every metric in ``metrics``, by metric: the same tables, computed
+    together (one matrix product per sample size for all metrics' bootstraps, one for their tests)."""
+    metrics = list(dict.fromkeys(metrics))
+    missing = [column for column in (method_col, query_col, *metrics) if column not in per_query.columns]
     if missing:
         raise ValueError(f"per_query: missing column(s) {missing}; has {list(per_query.columns)}")
     if correction not in CORRECTIONS:
         raise ValueError(f"correction: expected 'holm' or None, got {correction!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: expected a number in (0, 1), got {confidence!r}")
     if per_query.duplicated([method_col, query_col]).any():
         raise ValueError(f"per_query: a ({method_col}, {query_col}) pair occurs twice")
-    values = per_query[metric].astype(np.float64)
+    values = per_query[metrics].astype(np.float64)
     methods = list(dict.fromkeys(per_query[method_col]))
-    summary_rows = []
-    for method in methods:
-        scores = values[per_query[method_col] == method].to_numpy()
-        defined = scores[~np.isnan(scores)]
-        low, high = bootstrap_ci(defined, confidence, n_resamples, seed)
-        summary_rows.append({"method": method, "mean": float(defined.mean()) if len(defined) else np.nan,
-                             "ci_low": low, "ci_high": high, "n": len(defined), "n_undefined": len(scores) - len(defined)})
-    wide = per_query.assign(**{metric: values}).pivot(index=query_col, columns=method_col, values=metric)
-    pair_rows = []
-    for method_a, method_b in combinations(methods, 2):
-        a, b = wide[method_a].to_numpy(), wide[method_b].to_numpy()
-        diff = _pairs(a, b)
-        pair_rows.append({"method_a": method_a, "method_b": method_b, "n_pairs": len(diff),
-                          "mean_diff": float(diff.mean()) if len(diff) else np.nan,
-                          "p_randomization": paired_randomization_test(a, b, n_resamples, seed),
-                          "p_ttest": paired_t_test(a, b)})
-    pairwise = pd.DataFrame(pair_rows, columns=["method_a", "method_b", "n_pairs", "mean_diff", "p_randomization", "p_ttest"])
-    raw = pairwise["p_randomization"].to_numpy(dtype=np.float64)
-    pairwise["p_adjusted"] = holm_adjust(raw) if correction == "holm" else raw
-    pairwise["significant"] = pairwise["p_adjusted"] < alpha
-    pairwise["test"] = (f"paired randomization (sign flip, {n_resamples} resamples, seed {seed})"
-                        + (", Holm-adjusted" if correction == "holm" else ""))
-    return pd.DataFrame(summary_rows), pairwise
+    pairs = list(combinations(methods, 2))
+    rows_of = [(per_query[method_col] == method).to_numpy() for method in methods]
+    scores = {metric: [values[metric].to_numpy()[rows] for rows in rows_of] for metric in metrics}
+    defined = {metric: [column[~np.isnan(column)] for column in scores[metric]] for metric in metrics}
+    wide = per_query[[method_col, query_col]].join(values).pivot(index=query_col, columns=method_col, values=metrics)
+    diffs = {metric: [_pairs(wide[(metric, a)].to_numpy(), wide[(metric, b)].to_numpy()) for a, b in pairs]
+             for metric in metrics}
+    cis = iter(_bootstrap_cis([data for metric in metrics for data in defined[metric]], confidence, n_resamples, seed))
+    p_values = iter(_randomization_pvalues([diff for metric in metrics for diff in diffs[metric]], n_resamples, seed))
+    test = (f"paired randomization (sign flip, {n_resamples} resamples, seed {seed})"
+            + (", Holm-adjusted" if correction == "holm" else ""))
+    results = {}
+    for metric in metrics:
+        summary = pd.DataFrame([{"method": method, "mean": float(data.mean()) if len(data) else np.nan,
+                                 "ci_low": low, "ci_high": high, "n": len(data), "n_undefined": len(column) - len(data)}
+                                for method, column, data, (low, high) in zip(methods, scores[metric], defined[metric], cis)])
+        pairwise = pd.DataFrame([{"method_a": a, "method_b": b, "n_pairs": len(diff),
+                                  "mean_diff": float(diff.mean()) if len(diff) else np.nan,
+                                  "p_randomization": p, "p_ttest": _t_test_p(diff)}
+                                 for (a, b), diff, p in zip(pairs, diffs[metric], p_values)],
+                                columns=["method_a", "method_b", "n_pairs", "mean_diff", "p_randomization", "p_ttest"])
+        raw = pairwise["p_randomization"].to_numpy(dtype=np.float64)
+        pairwise["p_adjusted"] = holm_adjust(raw) if correction == "holm" else raw
+        pairwise["significant"] = pairwise["p_adjusted"] < alpha
+        pairwise["test"] = test
+        results[metric] = (summary, pairwise)
+    return results

@@ -95,3 +95,85 @@ def test_compare_methods_tables():
     assert "randomization" in first["test"] and "Holm" in first["test"]
     with pytest.raises(ValueError, match="missing column"):
         compare_methods(per_query, "mrr")
+
+
+# --------------------------------------------------------------------------------------------------
+# The numpy resampling against scipy's own implementations (independent draws: agreement within
+# Monte Carlo error, exact agreement where both enumerate).
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_bootstrap_ci_agrees_with_scipy(seed):
+    rng = np.random.default_rng(11)
+    values = rng.exponential(0.3, 250)  # skewed, so the percentile interval is not symmetric
+    expected = scipy_stats.bootstrap((values,), np.mean, n_resamples=10_000, method="percentile",
+                                     rng=np.random.default_rng(1000 + seed)).confidence_interval
+    low, high = bootstrap_ci(values, seed=seed)
+    standard_error = values.std(ddof=1) / math.sqrt(len(values))
+    # a 2.5% quantile of 10,000 resampled means varies by ~0.03 standard errors between draws
+    assert low == pytest.approx(expected.low, abs=0.15 * standard_error)
+    assert high == pytest.approx(expected.high, abs=0.15 * standard_error)
+
+
+def _scipy_sign_flip_p(diff, n_resamples, seed=1000):
+    return scipy_stats.permutation_test((diff, np.zeros_like(diff)), lambda x, y, axis: np.mean(x - y, axis=axis),
+                                        permutation_type="samples", vectorized=True, n_resamples=n_resamples,
+                                        rng=np.random.default_rng(seed)).pvalue
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.02, 0.08, 0.1])  # p from about 0.04 to 0.7
+def test_randomization_test_agrees_with_scipy_monte_carlo(shift):
+    rng = np.random.default_rng(4)
+    a = rng.random(150)
+    b = a - shift + rng.normal(0, 0.3, 150)
+    expected = _scipy_sign_flip_p(a - b, 10_000)
+    p = paired_randomization_test(a, b, seed=2)
+    assert 0.001 < expected < 0.9
+    assert p == pytest.approx(expected, abs=4 * math.sqrt(expected * (1 - expected) / 10_000) + 0.001)
+
+
+def test_randomization_test_agrees_with_scipy_exact_with_ties():
+    # differences on a grid of thirds: many sign patterns tie with the observed statistic up to float noise
+    a = np.array([1, 2, 0, 3, 1, 2, 2, 0, 3, 1, 2, 1]) / 3
+    b = np.array([0, 1, 0, 1, 2, 1, 0, 1, 2, 0, 2, 0]) / 3
+    assert paired_randomization_test(a, b) == pytest.approx(_scipy_sign_flip_p(a - b, 10_000), abs=1e-12)
+    assert paired_randomization_test(a, b) == pytest.approx(exact_sign_flip_p(a, b), abs=1e-12)
+
+
+def test_monte_carlo_p_value_definition():
+    # all differences of one sign and far from 0: no random sign vector reaches |sum|, so hits = 0 and
+    # p = 1 / (n_resamples + 1) unless the identity (or its negation) is drawn
+    diff = np.full(40, 0.5) + np.linspace(0, 0.1, 40)
+    assert paired_randomization_test(diff, np.zeros(40), n_resamples=999) == pytest.approx(1 / 1000)
+    assert paired_randomization_test([1.0], [0.5]) == 1.0  # exact: both sign flips reach |sum|
+
+
+def test_batched_and_cached_draws_are_reproducible(monkeypatch):
+    from evaluation import stats
+
+    rng = np.random.default_rng(8)
+    a, b = rng.random(90), rng.random(90)
+    whole = (bootstrap_ci(a, seed=3), paired_randomization_test(a, b, seed=3))
+    assert whole == (bootstrap_ci(a, seed=3), paired_randomization_test(a, b, seed=3))  # cached draws
+    monkeypatch.setattr(stats, "_BATCH_VALUES", 90 * 700)  # 15 batches, not cached
+    monkeypatch.setattr(stats, "_CACHE_VALUES", 0)
+    batched = (bootstrap_ci(a, seed=3), paired_randomization_test(a, b, seed=3))
+    assert batched == (bootstrap_ci(a, seed=3), paired_randomization_test(a, b, seed=3))
+    assert batched[0] == pytest.approx(whole[0], abs=0.01)
+    assert batched[1] == pytest.approx(whole[1], abs=0.03)
+
+
+def test_compare_methods_matches_the_single_tests():
+    rng = np.random.default_rng(9)
+    scores = {"x": rng.random(60), "y": rng.random(60), "z": rng.random(60)}
+    scores["z"][[2, 7]] = np.nan  # another length for z's interval and its pairs
+    per_query = pd.DataFrame({"method": np.repeat(list(scores), 60), "qid": list(range(60)) * 3,
+                              "m": np.concatenate(list(scores.values()))})
+    summary, pairwise = compare_methods(per_query, "m", n_resamples=3000, seed=4)
+    for row in summary.itertuples():
+        expected = bootstrap_ci(scores[row.method], n_resamples=3000, seed=4)
+        assert (row.ci_low, row.ci_high) == pytest.approx(expected, abs=1e-12)
+    for row in pairwise.itertuples():
+        a, b = scores[row.method_a], scores[row.method_b]
+        assert row.p_randomization == pytest.approx(paired_randomization_test(a, b, n_resamples=3000, seed=4), abs=1e-12)
+        assert row.p_ttest == paired_t_test(a, b)
