@@ -21,6 +21,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o644)  # mkstemp creates 0600; results are meant to be shared
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
