@@ -1,12 +1,12 @@
 #!/usr/bin/env python
 """Build the project's Wikipedia data.
 
-  bundled  data/wiki (corpus.jsonl.gz, questions/<set>.jsonl, MANIFEST.json), data/smoke and
-           data/seed_repo from the vital-article summaries (offline, deterministic, seeded)
+  bundled  data/wiki (corpus.jsonl.gz, questions/<set>.jsonl, MANIFEST.json) and data/smoke from the
+           vital-article summaries kept in data/sources/wiki_vital (offline, deterministic, seeded)
   live     a corpus fetched from the MediaWiki API (network; cached on disk so a rebuild is identical)
 
 Examples:
-  python scripts/build_wiki_data.py bundled --source ../shared/data/wiki_vital/summaries_en.json.gz
+  python scripts/build_wiki_data.py bundled
   python scripts/build_wiki_data.py live --urls data/seed_repo/fixed_urls.json --random 300 \\
       --cache .cache/live_wiki --out data/live/corpus.jsonl
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -27,7 +26,6 @@ from rag.data.wiki_build import QUESTION_COUNTS, documents_from_summaries, smoke
 from rag.io_utils import atomic_write_json, sha256_file
 
 REPO = Path(__file__).resolve().parents[1]
-SEED_REPO_FILES = ("fixed_urls.json", "questions_100.json")
 
 
 def build_bundled(args: argparse.Namespace) -> None:
@@ -50,9 +48,6 @@ def build_bundled(args: argparse.Namespace) -> None:
     write_jsonl(smoke_dir / "corpus.jsonl", (document_record(d) for d in smoke_documents))
     write_jsonl(smoke_dir / "questions.jsonl", (question_record(q) for q in smoke_questions))
     print(f"corpus: {len(documents)} documents; smoke: {len(smoke_documents)} documents, {len(smoke_questions)} questions")
-    (args.out / "seed_repo").mkdir(parents=True, exist_ok=True)
-    for name in SEED_REPO_FILES:
-        shutil.copyfile(args.seed_repo / name, args.out / "seed_repo" / name)
 
 
 def build_live(args: argparse.Namespace) -> None:
@@ -72,8 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     bundled = commands.add_parser("bundled", help="build data/wiki and data/smoke from the summaries")
-    bundled.add_argument("--source", type=Path, default=REPO.parent / "shared/data/wiki_vital/summaries_en.json.gz")
-    bundled.add_argument("--seed-repo", type=Path, default=REPO.parent / "shared/data/seed_repo")
+    bundled.add_argument("--source", type=Path, default=REPO / "data/sources/wiki_vital/summaries_en.json.gz")
     bundled.add_argument("--out", type=Path, default=REPO / "data")
     bundled.add_argument("--seed", type=int, default=DEFAULT_SEED)
     bundled.set_defaults(run=build_bundled)
