@@ -8,9 +8,10 @@ score is Okapi BM25 with Lucene's non-negative idf (Robertson & Zaragoza 2009; L
     score(q, s) = sum_{t in set(q)} idf(t) * tf(t, s) * (k1 + 1) / (tf(t, s) + k1 * (1 - b + b * |s| / avgdl))
 
 with N the number of sentences, df(t) the sentences containing t, |s| the sentence length in tokens
-and avgdl the mean length. Tokens are lower-cased ``\\w+`` runs; common words get a low idf by
-themselves, so no stop-word list is needed. Ties go to the higher-ranked chunk, then the earlier
-sentence, so the result is deterministic. No context (or no sentence) gives the empty answer "".
+and avgdl the mean length. Sentences come from the splitter that chunking and the question
+generators use (:func:`rag.data.sentences.split_sentences`). Tokens are lower-cased ``\\w+`` runs;
+common words get a low idf by themselves, so no stop-word list is needed. Ties go to the
+higher-ranked chunk, then the earlier sentence, so the result is deterministic. No context (or no sentence) gives the empty answer "".
 """
 
 from __future__ import annotations
@@ -22,21 +23,15 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from rag.data.sentences import split_sentences
 from rag.generation.base import GENERATORS, GenerationRequest, GenerationResult, Generator, ProgressCallback
 from rag.generation.config import ExtractiveGeneratorConfig
 
 TOKEN = re.compile(r"\w+")
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n")
 
 
 def tokenize(text: str) -> list[str]:
     return TOKEN.findall(text.lower())
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences: a break after ``.``/``!``/``?`` followed by whitespace and a capital or digit
-    (optionally after an opening quote or bracket), or at a blank line."""
-    return [part.strip() for part in SENTENCE_END.split(text) if part and part.strip()]
 
 
 def bm25_sentence_scores(question: str, sentences: Sequence[str], k1: float, b: float) -> list[float]:
