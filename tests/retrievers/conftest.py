@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from rag.generation.local_server import free_port
 from rag.types import Chunk
 
 
@@ -57,16 +57,11 @@ def counting_encoder(minilm) -> CountingEncoder:
     return CountingEncoder(minilm)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory) -> Iterator[tuple[str, int]]:
     """A real ``chroma run`` server on a free port; yields (host, port); always stopped."""
-    host, port = "127.0.0.1", _free_port()
+    host = "127.0.0.1"
+    port = free_port(host)
     chroma = Path(sys.executable).with_name("chroma")
     log = open(tmp_path_factory.mktemp("chroma-log") / "server.log", "wb")
     process = subprocess.Popen(
