@@ -12,6 +12,7 @@ truth is one group per relevant id. With ``k`` the ranked list is first cut to i
   ranks i, precision@i counting only that group's ids among the first i (0 for a missed group)
 - ndcg      = binary relevance (id in any group); DCG = Σ rel_i / log2(i + 1); IDCG over an ideal
   list of min(|ids in all groups|, list length) ones (0 for an empty list)
+- complete  = 1 if every group has a retrieved id, else 0 (= recall == 1; our addition)
 
 Empty ground truth -> every metric undefined (None / NaN). Seed 001's example: gt
 [["test-1","test-2"],["test-3"]], list ["test-1","pred-1","test-2","pred-3"] -> precision 0.5,
@@ -31,8 +32,8 @@ def _harmonic_mean(a: float, b: float) -> float:
 
 
 def autorag_scores(truth: GroundTruth, ranked: Sequence[str], k: int | None) -> dict[str, float | None]:
-    """All autorag metrics of one query, keyed by canonical metric name (p, recall, f1, hit, mrr, map, ndcg)."""
-    names = ("p", "recall", "f1", "hit", "mrr", "map", "ndcg")
+    """All autorag metrics of one query, keyed by canonical metric name (p, recall, f1, hit, mrr, map, ndcg, complete)."""
+    names = ("p", "recall", "f1", "hit", "mrr", "map", "ndcg", "complete")
     if not truth.groups:
         return dict.fromkeys(names)
     top = list(ranked if k is None else ranked[:k])
@@ -42,7 +43,8 @@ def autorag_scores(truth: GroundTruth, ranked: Sequence[str], k: int | None) -> 
     group_hit_ranks = [sorted(rank_of[doc_id] for doc_id in group if doc_id in rank_of) for group in truth.groups]
 
     precision = len(relevant_ranks) / len(top) if top else 0.0
-    recall = sum(1 for ranks in group_hit_ranks if ranks) / len(truth.groups)
+    groups_found = sum(1 for ranks in group_hit_ranks if ranks)
+    recall = groups_found / len(truth.groups)
     reciprocal_ranks = [1 / ranks[0] if ranks else 0.0 for ranks in group_hit_ranks]
     group_aps = [
         sum((found + 1) / rank for found, rank in enumerate(ranks)) / len(ranks) if ranks else 0.0
@@ -58,4 +60,5 @@ def autorag_scores(truth: GroundTruth, ranked: Sequence[str], k: int | None) -> 
         "mrr": sum(reciprocal_ranks) / len(truth.groups),
         "map": sum(group_aps) / len(truth.groups),
         "ndcg": dcg / idcg if idcg > 0 else 0.0,
+        "complete": 1.0 if groups_found == len(truth.groups) else 0.0,
     }

@@ -14,7 +14,7 @@ from evaluation.autorag import autorag_scores
 from evaluation.ground_truth import check_cutoff, parse_ground_truth, parse_ranked_ids
 from evaluation.levels import to_document_run
 from evaluation.metrics import SCORE_KEYS, MetricSpec, compute_metrics, parse_metric
-from evaluation.runs import Run, check_run, prepare_run, qrels_grades, query_order, ranked_ids, ranked_lists_to_run
+from evaluation.runs import Run, check_run, parse_qrels, prepare_run, query_order, ranked_ids, ranked_lists_to_run
 
 ConventionEvaluator = Callable[[Mapping[str, object], Run, Sequence[str], Sequence[MetricSpec]], dict[str, np.ndarray]]
 
@@ -22,7 +22,8 @@ ConventionEvaluator = Callable[[Mapping[str, object], Run, Sequence[str], Sequen
 def _evaluate_trec(qrels: Mapping[str, object], run: Run, qids: Sequence[str],
                    specs: Sequence[MetricSpec]) -> dict[str, np.ndarray]:
     """Vectorized trec_eval semantics (see :mod:`evaluation.metrics`)."""
-    return compute_metrics(prepare_run(qrels_grades(qrels), run, qids), specs)
+    grades, groups = parse_qrels(qrels)
+    return compute_metrics(prepare_run(grades, run, qids, groups), specs)
 
 
 def _evaluate_autorag(qrels: Mapping[str, object], run: Run, qids: Sequence[str],
@@ -52,7 +53,7 @@ def _convention(name: object) -> ConventionEvaluator:
 
 def retrieval_scores(ground_truth: object, retrieved: object, k: int | None = None,
                      convention: str = "trec") -> dict[str, float | None]:
-    """Metrics of one query: ``precision, recall, f1, hit, mrr, map, ndcg`` at cut-off ``k``
+    """Metrics of one query: ``precision, recall, f1, hit, mrr, map, ndcg, complete`` at cut-off ``k``
     (None = the whole list); ``None`` where undefined (no relevant id).
 
     ``ground_truth``: flat list of ids, graded dict ``{id: grade}`` or groups ``[[id, ...], ...]``;
@@ -74,7 +75,7 @@ def evaluate_run(qrels: Mapping[str, object], run: Run, metrics: Sequence[str] |
                  convention: str = "trec", level: str = "chunk",
                  chunk_to_doc: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Evaluate a run: one row per query (index ``qid``), one column per metric (``ndcg@10``,
-    ``recall@100``, ``mrr``, ``map``, ``p@5``, ``hit@10``, ``f1@10``; ``@k`` optional).
+    ``recall@100``, ``mrr``, ``map``, ``p@5``, ``hit@10``, ``f1@10``, ``complete@10``; ``@k`` optional).
 
     ``qrels`` = ``{qid: {doc_id: grade}}`` (or per query a flat list / groups), ``run`` =
     ``{qid: {doc_id: score}}``. Ranking: score descending, ties by doc id descending (trec_eval).

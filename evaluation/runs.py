@@ -23,7 +23,7 @@ from itertools import chain, compress, repeat
 import numpy as np
 
 from evaluation.ground_truth import check_grade, parse_ground_truth
-from evaluation.metrics import RankedJudgments
+from evaluation.judgments import RankedJudgments
 
 Run = Mapping[str, Mapping[str, float]]
 Qrels = Mapping[str, object]
@@ -72,20 +72,54 @@ def check_run(run: object) -> dict[str, dict[str, float]]:
     return {qid: dict(scores) for qid, scores in run.items()}
 
 
-def qrels_grades(qrels: object) -> dict[str, dict[str, float]]:
-    """``{qid: {doc_id: grade}}`` from qrels whose queries may also be flat lists or groups (grade 1).
-    Graded dicts pass through unchecked: :func:`prepare_run` validates all grades in bulk."""
+Groups = Mapping[str, tuple[frozenset[str], ...]]
+
+
+def parse_qrels(qrels: object) -> tuple[dict[str, dict[str, float]], dict[str, tuple[frozenset[str], ...]]]:
+    """``{qid: {doc_id: grade}}`` from qrels whose queries may also be flat lists or groups (grade
+    1), and the gold groups of the queries whose groups are not simply one per relevant id.
+    Graded dicts pass through unchecked: :func:`prepare_run` validates all grades in bulk. The trec
+    convention has no empty group: one raises ``ValueError`` naming it."""
     if not isinstance(qrels, Mapping):
         raise ValueError(f"qrels: expected {{qid: {{doc_id: grade}}}} (or lists/groups), got {type(qrels).__name__}")
-    grades = {}
+    grades, groups = {}, {}
     for qid, truth in qrels.items():
         if not isinstance(qid, str):
             raise ValueError(f"qrels: query ids must be strings, got {qid!r}")
         if type(truth) is dict:
             grades[qid] = truth
-        else:
-            grades[qid] = dict(parse_ground_truth(truth, f"qrels[{qid!r}]").grades)
-    return grades
+            continue
+        parsed = parse_ground_truth(truth, f"qrels[{qid!r}]")
+        grades[qid] = dict(parsed.grades)
+        if any(len(group) > 1 for group in parsed.groups):
+            groups[qid] = parsed.groups
+    return grades, groups
+
+
+def qrels_grades(qrels: object) -> dict[str, dict[str, float]]:
+    """The graded form of qrels (see :func:`parse_qrels`), without the groups."""
+    return parse_qrels(qrels)[0]
+
+
+def _members(qids: Sequence[str], row: np.ndarray, relevant_ids: list[str],
+             groups: Groups) -> tuple[list[int], list[int], list[int]] | None:
+    """(entry index, group number, row of each group): each relevant entry of a query without
+    groups is a group of its own; a query with groups gets one group per gold group."""
+    if not groups:
+        return None
+    entry_of = {(r, doc_id): entry for entry, (r, doc_id) in enumerate(zip(row.tolist(), relevant_ids))}
+    entries, numbers, group_rows = [], [], []
+    for (r, doc_id), entry in entry_of.items():
+        if qids[r] not in groups:
+            entries.append(entry)
+            numbers.append(len(group_rows))
+            group_rows.append(r)
+    for r, qid in enumerate(qids):
+        for group in groups.get(qid, ()):
+            entries.extend(entry_of[r, doc_id] for doc_id in group)
+            numbers.extend([len(group_rows)] * len(group))
+            group_rows.append(r)
+    return entries, numbers, group_rows
 
 
 def query_order(qrels: Iterable[str], run: Iterable[str]) -> list[str]:
@@ -148,10 +182,10 @@ def _ranks_of(scores: np.ndarray, row: np.ndarray, score: np.ndarray) -> tuple[n
 
 
 def prepare_run(qrels: Mapping[str, dict[str, float]], run: Mapping[str, dict[str, float]],
-                qids: Sequence[str]) -> RankedJudgments:
+                qids: Sequence[str], groups: Groups | None = None) -> RankedJudgments:
     """Rank every relevant id (grade > 0) of every query in ``qids`` within the run (trec_eval's rule).
 
-    ``qrels`` as from :func:`qrels_grades`, ``run`` as from :func:`check_run`. Vectorized: qrels
+    ``qrels`` and ``groups`` as from :func:`parse_qrels`, ``run`` as from :func:`check_run`. Vectorized: qrels
     and run are flattened once by C-level iteration, the scores of the relevant ids are looked
     up with ``map(dict.get, ...)``, and each one's rank is 1 + (ids scored higher) + (tied ids
     with a larger doc id), counted on a padded score matrix. Only relevant ids caught in a score
@@ -180,4 +214,5 @@ def prepare_run(qrels: Mapping[str, dict[str, float]], run: Mapping[str, dict[st
         doc_id, value = relevant_ids[entry], ranking_score(score[entry])
         rank[entry] += sum(1 for other, s in retrieved_lists[row[entry]].items()
                            if ranking_score(s) == value and str(other) > doc_id)
-    return RankedJudgments.from_flat(qids, row, rank, grades[is_relevant], lengths)
+    return RankedJudgments.from_flat(qids, row, rank, grades[is_relevant], lengths,
+                                     _members(qids, row, relevant_ids, groups or {}))

@@ -10,7 +10,7 @@ import pytest
 
 from evaluation import evaluate_run, retrieval_scores, to_document_ranking, to_document_run
 
-KEYS = {"precision", "recall", "f1", "hit", "mrr", "map", "ndcg"}
+KEYS = {"precision", "recall", "f1", "hit", "mrr", "map", "ndcg", "complete"}
 
 
 @pytest.mark.parametrize("convention", ["trec", "autorag"])
@@ -47,7 +47,7 @@ def test_graded_ndcg_and_cutoffs_hand_computed():
     assert at2["ndcg"] == pytest.approx((2 / math.log2(3)) / (3 + 2 / math.log2(3)))
     assert at2["map"] == pytest.approx((1 / 2) / 2) and at2["mrr"] == 0.5 and at2["hit"] == 1.0
     assert retrieval_scores(truth, ranked, k=1) == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "hit": 0.0,
-                                                     "mrr": 0.0, "map": 0.0, "ndcg": 0.0}
+                                                     "mrr": 0.0, "map": 0.0, "ndcg": 0.0, "complete": 0.0}
 
 
 def test_unicode_ids_and_numpy_arrays():
