@@ -14,7 +14,13 @@ truth is one group per relevant id. With ``k`` the ranked list is first cut to i
   list of min(|ids in all groups|, list length) ones (0 for an empty list)
 - complete  = 1 if every group has a retrieved id, else 0 (= recall == 1; our addition)
 
-Empty ground truth -> every metric undefined (None / NaN). Seed 001's example: gt
+Undefined ground truth -> every metric None (NaN in a table; the query is left out of means), as
+AutoRAG's ``autorag_metric`` decorator does when ``MetricInput.is_fields_notnone(["retrieval_gt",
+...])`` fails: no group, an empty group, or any id that is empty or only white space (see
+:attr:`GroundTruth.blank`). AutoRAG also returns None for an empty *retrieved* list; here that list
+scores 0, as in the trec convention, so a method that retrieves nothing is never left out.
+
+Seed 001's example: gt
 [["test-1","test-2"],["test-3"]], list ["test-1","pred-1","test-2","pred-3"] -> precision 0.5,
 recall 0.5, f1 0.5, mrr 0.5, map 5/12, ndcg 0.7039180890341347.
 """
@@ -34,7 +40,7 @@ def _harmonic_mean(a: float, b: float) -> float:
 def autorag_scores(truth: GroundTruth, ranked: Sequence[str], k: int | None) -> dict[str, float | None]:
     """All autorag metrics of one query, keyed by canonical metric name (p, recall, f1, hit, mrr, map, ndcg, complete)."""
     names = ("p", "recall", "f1", "hit", "mrr", "map", "ndcg", "complete")
-    if not truth.groups:
+    if truth.blank:
         return dict.fromkeys(names)
     top = list(ranked if k is None else ranked[:k])
     rank_of = {doc_id: position + 1 for position, doc_id in enumerate(top)}

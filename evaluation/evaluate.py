@@ -31,7 +31,7 @@ def _evaluate_autorag(qrels: Mapping[str, object], run: Run, qids: Sequence[str]
     """AutoRAG semantics, one query at a time (see :mod:`evaluation.autorag`)."""
     columns = {spec.column: np.full(len(qids), np.nan) for spec in specs}
     for row, qid in enumerate(qids):
-        truth = parse_ground_truth(qrels.get(qid, {}), f"qrels[{qid!r}]")
+        truth = parse_ground_truth(qrels.get(qid, {}), f"qrels[{qid!r}]", empty_groups=True)
         ranked = ranked_ids(run.get(qid, {}))
         scores_by_cutoff = {k: autorag_scores(truth, ranked, k) for k in {s.k for s in specs}}
         for spec in specs:
@@ -60,7 +60,7 @@ def retrieval_scores(ground_truth: object, retrieved: object, k: int | None = No
     ``retrieved``: ids in rank order (list, tuple or 1-D numpy array; later duplicates are dropped).
     """
     evaluator = _convention(convention)
-    parse_ground_truth(ground_truth)  # validates, naming "ground_truth" in errors
+    parse_ground_truth(ground_truth, empty_groups=convention == "autorag")  # validates, naming "ground_truth"
     ranked = parse_ranked_ids(retrieved)
     specs = [MetricSpec(name, check_cutoff(k)) for name in SCORE_KEYS.values()]
     columns = evaluator({"q": ground_truth}, ranked_lists_to_run({"q": ranked}), ["q"], specs)
