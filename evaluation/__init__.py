@@ -7,7 +7,7 @@ from evaluation.levels import to_document_ranking, to_document_run
 from evaluation.metrics import RankedJudgments, parse_metric
 from evaluation.runs import prepare_run, ranked_ids, ranked_lists_to_run
 from evaluation.stats import bootstrap_ci, compare_methods, compare_metrics, holm_adjust, paired_randomization_test, paired_t_test
-from evaluation.trec_io import read_qrels, read_run, write_qrels, write_run
+from evaluation.trec_io import decode_trec_id, encode_trec_id, read_qrels, read_run, write_qrels, write_run
 
 __all__ = [
     "CONVENTIONS",
@@ -16,6 +16,8 @@ __all__ = [
     "bootstrap_ci",
     "compare_methods",
     "compare_metrics",
+    "decode_trec_id",
+    "encode_trec_id",
     "evaluate_run",
     "holm_adjust",
     "paired_randomization_test",
