@@ -4,6 +4,15 @@ A run is reduced to what every trec metric needs and no more: per query, the ran
 ids (grade > 0), their grades, the ideal grade list, ``|R|``, the length of the ranked list and,
 for ``complete``, which gold group each relevant id belongs to. Non-relevant retrieved ids are never
 materialized, so the cost is O(relevant ids), not O(retrieved ids).
+
+Ranks come in two forms:
+
+- resolved (``tie_sizes is None``): every id has its own rank under the id rule (score descending,
+  doc id descending), as trec_eval ranks them;
+- tie-aware (``tie_sizes`` set): ``ranks`` holds the *first* rank of the entry's tie group (the ids
+  whose float32 scores are equal) and ``tie_sizes`` its size, so the group occupies ranks
+  ``ranks .. ranks + tie_sizes - 1`` (see :mod:`evaluation.ties`). The resolved form is the special
+  case of groups of size one.
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ class RankedJudgments:
     """The prepared, metric-ready form of a run against its qrels (one row per query).
 
     ``ranks[i]`` holds the ranks of query i's relevant ids in ascending order (``inf`` = not
-    retrieved or padding), ``gains[i]`` their grades,
+    retrieved or padding; tie-aware: first rank of the id's tie group), ``gains[i]`` their grades,
     ``ideal_gains[i]`` the grades of all of query i's relevant ids sorted descending (0 padding).
     ``groups`` is None when every relevant id is a gold group of its own (flat or graded qrels).
     """
@@ -59,6 +68,7 @@ class RankedJudgments:
     n_relevant: np.ndarray
     n_retrieved: np.ndarray
     groups: GroupMembership | None = None
+    tie_sizes: np.ndarray | None = None
 
     @classmethod
     def from_flat(
@@ -69,9 +79,11 @@ class RankedJudgments:
         grade: np.ndarray,
         n_retrieved: np.ndarray,
         members: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        tie_size: np.ndarray | None = None,
     ) -> RankedJudgments:
         """Build from one entry per relevant id: its query row, its rank (``inf`` if not
-        retrieved) and its grade (> 0). ``members`` = (entry index, group number, row of each group)
+        retrieved), its grade (> 0) and, tie-aware, the size of its tie group (``rank`` is then
+        the group's first rank). ``members`` = (entry index, group number, row of each group)
         when the qrels had groups of several ids."""
         n_queries = len(qids)
         row = np.asarray(row, dtype=np.int64)
@@ -88,6 +100,10 @@ class RankedJudgments:
         ranks[row[order], col] = rank[order]
         gains[row[order], col] = grade[order]
         ideal_gains = -np.sort(-gains, axis=1)
+        tie_sizes = None
+        if tie_size is not None:
+            tie_sizes = np.ones((n_queries, width))
+            tie_sizes[row[order], col] = np.asarray(tie_size, dtype=np.float64)[order]
         groups = None
         if members is not None:
             entry, group, group_row = (np.asarray(part, dtype=np.int64) for part in members)
@@ -95,10 +111,11 @@ class RankedJudgments:
             col_of_entry[order] = col
             groups = GroupMembership(row[entry], col_of_entry[entry], group, group_row)
         return cls(list(qids), ranks, gains, ideal_gains, n_relevant,
-                   np.asarray(n_retrieved, dtype=np.int64), groups)
+                   np.asarray(n_retrieved, dtype=np.int64), groups, tie_sizes)
 
     def hits(self, k: int | None) -> np.ndarray:
-        """Boolean (queries x width): relevant id j of query i is in the top k (whole list if None)."""
+        """Boolean (queries x width): relevant id j of query i is in the top k (whole list if None).
+        Resolved ranks only (tie-aware: the entry's tie group *starts* in the top k)."""
         return np.isfinite(self.ranks) if k is None else self.ranks <= k
 
     def ideal_dcg(self, k: int | None) -> np.ndarray:

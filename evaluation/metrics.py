@@ -24,7 +24,8 @@ Semantics are trec_eval's (and so pytrec_eval's), see docs/evaluation.md:
   in trec_eval). Flat or graded qrels make each relevant id a group of its own, so complete@k = 1
   iff recall@k = 1; groups ``[["a", "a2"], ["b"]]`` need "a" or "a2", and "b".
 
-A query with |R| = 0 is undefined: NaN.
+A query with |R| = 0 is undefined: NaN. Tie-aware versions (expected values over the orders of
+tied ids): :mod:`evaluation.ties`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation import ties
 from evaluation.ground_truth import check_cutoff
 from evaluation.judgments import RankedJudgments, ratio
 
@@ -96,16 +98,17 @@ def complete(judged: RankedJudgments, k: int | None) -> np.ndarray:
 
 MetricFunction = Callable[[RankedJudgments, "int | None"], np.ndarray]
 
-#: Metric name (as in ``ndcg@10``) -> trec kernel. The single source of the metric vocabulary.
-TREC_METRICS: dict[str, MetricFunction] = {
-    "p": precision,
-    "recall": recall,
-    "f1": f1,
-    "hit": hit,
-    "mrr": reciprocal_rank,
-    "map": average_precision,
-    "ndcg": ndcg,
-    "complete": complete,
+#: Metric name (as in ``ndcg@10``) -> (trec kernel on resolved ranks, tie-aware kernel of
+#: :mod:`evaluation.ties`). The single source of the metric vocabulary.
+TREC_METRICS: dict[str, tuple[MetricFunction, MetricFunction]] = {
+    "p": (precision, ties.precision),
+    "recall": (recall, ties.recall),
+    "f1": (f1, ties.f1),
+    "hit": (hit, ties.hit),
+    "mrr": (reciprocal_rank, ties.reciprocal_rank),
+    "map": (average_precision, ties.average_precision),
+    "ndcg": (ndcg, ties.ndcg),
+    "complete": (complete, ties.complete),
 }
 
 #: Accepted spellings of metric names, mapped to the canonical one.
@@ -147,5 +150,7 @@ def parse_metric(text: str) -> MetricSpec:
 
 
 def compute_metrics(judged: RankedJudgments, specs: Sequence[MetricSpec]) -> dict[str, np.ndarray]:
-    """Every requested metric for every query of ``judged``: column name -> values (NaN = undefined)."""
-    return {spec.column: TREC_METRICS[spec.name](judged, spec.k) for spec in specs}
+    """Every requested metric for every query of ``judged``: column name -> values (NaN = undefined).
+    Tie-aware judgments (``tie_sizes`` set) get the tie-aware kernels."""
+    tie_aware = judged.tie_sizes is not None
+    return {spec.column: TREC_METRICS[spec.name][tie_aware](judged, spec.k) for spec in specs}

@@ -7,6 +7,8 @@
 Ranking rule (trec_eval's, and so pytrec_eval's): score descending, ties broken by doc id
 *descending* (Python string order = code-point order = UTF-8 byte order, as ``strcmp``). Scores
 are compared after rounding to float32, as trec_eval stores them: two scores equal in float32 tie.
+``ties="expected"`` keeps the tie groups instead, for the tie-aware metrics of :mod:`evaluation.ties`
+(the expected value over all orders of the tied ids).
 
 Query sets: a query in the qrels but missing from the run is evaluated as an empty ranked list
 (all metrics 0, as ``trec_eval -c``) so a failed query is never skipped silently; a query in the run
@@ -141,7 +143,7 @@ def _check_types(tables: Sequence[dict], keys: list, what: str, qids: Sequence[s
             check_grade(value, f"{what}[{qid!r}][{key!r}]")
 
 
-def _flat_values(tables: Sequence[dict], what: str, qids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def flat_values(tables: Sequence[dict], what: str, qids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """The values of per-query dicts, query after query (C-level iteration), and each query's size.
     Values are converted with ``float()``; anything that does not give a finite number raises."""
     sizes = np.fromiter(map(len, tables), dtype=np.int64, count=len(tables))
@@ -158,7 +160,7 @@ def _flat_values(tables: Sequence[dict], what: str, qids: Sequence[str]) -> tupl
     return values, sizes
 
 
-def _padded(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def padded_scores(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Scores as a (queries x longest list) matrix, padded with -inf (a free reshape when all lists are equally long)."""
     width = max(int(lengths.max(initial=0)), 1)
     if len(flat) == width * len(lengths):
@@ -182,37 +184,43 @@ def _ranks_of(scores: np.ndarray, row: np.ndarray, score: np.ndarray) -> tuple[n
 
 
 def prepare_run(qrels: Mapping[str, dict[str, float]], run: Mapping[str, dict[str, float]],
-                qids: Sequence[str], groups: Groups | None = None) -> RankedJudgments:
+                qids: Sequence[str], groups: Groups | None = None, ties: str = "id") -> RankedJudgments:
     """Rank every relevant id (grade > 0) of every query in ``qids`` within the run (trec_eval's rule).
 
-    ``qrels`` and ``groups`` as from :func:`parse_qrels`, ``run`` as from :func:`check_run`. Vectorized: qrels
-    and run are flattened once by C-level iteration, the scores of the relevant ids are looked
-    up with ``map(dict.get, ...)``, and each one's rank is 1 + (ids scored higher) + (tied ids
-    with a larger doc id), counted on a padded score matrix. Only relevant ids caught in a score
-    tie fall back to a Python scan of their own query.
+    ``qrels`` and ``groups`` as from :func:`parse_qrels`, ``run`` as from :func:`check_run`.
+    Vectorized: qrels and run are flattened once by C-level iteration, the scores of the relevant
+    ids are looked up with ``map(dict.get, ...)``, and each one's rank is 1 + (ids scored higher)
+    + (tied ids with a larger doc id), counted on a padded score matrix. Only relevant ids caught
+    in a score tie fall back to a Python scan of their own query. ``ties="expected"`` keeps the
+    tie groups instead (rank = 1 + ids scored higher, and the group's size; no Python scan), for
+    the tie-aware metrics of :mod:`evaluation.ties`.
     """
     empty: dict[str, float] = {}
     judged = [qrels.get(qid, empty) for qid in qids]
     retrieved_lists = [run.get(qid, empty) for qid in qids]
     judged_ids = list(chain.from_iterable(judged))
     _check_types(judged, judged_ids, "qrels", qids)
-    grades, n_judged = _flat_values(judged, "qrels", qids)
+    grades, n_judged = flat_values(judged, "qrels", qids)
     is_relevant = grades > 0
     row = np.repeat(np.arange(len(qids)), n_judged)[is_relevant]
     relevant_ids = list(compress(judged_ids, is_relevant))
-    flat_scores, lengths = _flat_values(retrieved_lists, "run", qids)
+    flat_scores, lengths = flat_values(retrieved_lists, "run", qids)
     lists_of_entries = map(retrieved_lists.__getitem__, row.tolist())
     score = np.fromiter(map(dict.get, lists_of_entries, relevant_ids, repeat(math.nan)), dtype=np.float64,
                         count=len(relevant_ids))
     retrieved = np.flatnonzero(~np.isnan(score))
     with np.errstate(over="ignore"):
-        greater, tied = _ranks_of(_padded(flat_scores.astype(np.float32), lengths), row[retrieved],
+        greater, tied = _ranks_of(padded_scores(flat_scores.astype(np.float32), lengths), row[retrieved],
                                   score[retrieved].astype(np.float32))
     rank = np.full(len(score), np.inf)
     rank[retrieved] = greater + 1.0
+    members = _members(qids, row, relevant_ids, groups or {})
+    if ties == "expected":
+        tie_size = np.ones(len(score))
+        tie_size[retrieved] = tied
+        return RankedJudgments.from_flat(qids, row, rank, grades[is_relevant], lengths, members, tie_size)
     for entry in retrieved[tied > 1]:
         doc_id, value = relevant_ids[entry], ranking_score(score[entry])
         rank[entry] += sum(1 for other, s in retrieved_lists[row[entry]].items()
                            if ranking_score(s) == value and str(other) > doc_id)
-    return RankedJudgments.from_flat(qids, row, rank, grades[is_relevant], lengths,
-                                     _members(qids, row, relevant_ids, groups or {}))
+    return RankedJudgments.from_flat(qids, row, rank, grades[is_relevant], lengths, members)

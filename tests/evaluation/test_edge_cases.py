@@ -147,7 +147,7 @@ def test_evaluate_run_shapes_rows_and_aliases():
     assert table.loc["q2"].tolist() == [0.5, 1.0, 1.0]
     assert table.loc["q3"].tolist() == [0.0, 0.0, 0.0]  # missing from the run: scored 0, not skipped
     assert table.loc[["q0", "q9"]].isna().all().all()  # no relevant id: undefined
-    assert table.attrs == {"convention": "trec", "level": "chunk"}
+    assert table.attrs == {"convention": "trec", "level": "chunk", "ties": "id"}
 
 
 def test_ties_are_broken_by_doc_id_descending():
