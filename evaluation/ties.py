@@ -274,8 +274,9 @@ def ndcg(judged: RankedJudgments, k: int | None) -> np.ndarray:
 def ties_crossing(run: Run, cutoffs: Iterable[int]) -> dict[str, bool]:
     """Per query of ``run``: True when a tie group (ids whose float32 scores are equal) crosses one
     of the ``cutoffs`` k, i.e. holds ids both at ranks <= k and at ranks > k, so that the id rule,
-    not the scores, decides which of them make the top k. Vectorized: each row of scores is sorted
-    descending once and, for each k, the k-th and (k+1)-th scores are compared."""
+    not the scores, decides which of them make the top k (a ``None`` cut-off, the whole list, is
+    never crossed). Vectorized: each row of scores is sorted descending once and, for each k, the
+    k-th and (k+1)-th scores are compared."""
     run = check_run(run)
     qids = list(run)
     ks = sorted({check_cutoff(k, "cutoffs") for k in cutoffs} - {None})
