@@ -18,8 +18,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-WIKI_QUESTION_SETS = ("seed_style", "known_item", "multi_doc")
-WikiQuestionSet = Literal["seed_style", "known_item", "multi_doc"]
+WIKI_QUESTION_SETS = ("seed_style", "known_item", "multi_doc")  # the generated sets, the default
+WikiQuestionSet = Literal["seed_style", "known_item", "multi_doc", "reference"]  # + the reference's own
 
 
 def bundled_wiki_dir() -> Path:
@@ -34,7 +34,8 @@ class _DatasetVariant(BaseModel):
 
 
 class WikiDatasetConfig(_DatasetVariant):
-    """The bundled Wikipedia data set (data/wiki): corpus plus the chosen generated question sets."""
+    """The bundled Wikipedia data set (data/wiki): corpus plus the chosen question sets (the generated
+    ones by default; ``reference`` is the reference system's own questions)."""
 
     format: Literal["wiki"]
     question_sets: list[WikiQuestionSet] = Field(default_factory=lambda: list(WIKI_QUESTION_SETS), min_length=1)
