@@ -63,12 +63,11 @@ class RetrievalCache:
 def spec_fingerprint(config: RunConfig, name: str) -> dict:
     """A retriever's settings, with those of the retrievers it fuses (recursively)."""
     spec: RetrieverSpec = config.retriever(name)
-    retriever = build_retriever(spec.name, spec.type, spec.params)
     return {
         "name": spec.name,
         "type": spec.type,
-        "params": spec.validated_params().model_dump(mode="json"),
-        "inputs": [spec_fingerprint(config, dep) for dep in retriever.requires()],
+        "params": spec.params.model_dump(mode="json"),
+        "inputs": [spec_fingerprint(config, dep) for dep in spec.params.requires()],
     }
 
 
