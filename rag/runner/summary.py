@@ -31,7 +31,3 @@ def summary_text(result: RunResult) -> str:
             f"Outputs: {result.run_dir}",
         ]
     )
-
-
-def print_summary(result: RunResult) -> None:
-    print(summary_text(result))
