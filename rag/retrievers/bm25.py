@@ -47,7 +47,7 @@ from pydantic import Field, model_validator
 from tqdm.auto import tqdm
 
 from rag.errors import BenchError
-from rag.io_utils import atomic_write_json
+from rag.io_utils import atomic_write_json, naming_path
 from rag.registry import Registry
 from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
 from rag.retrievers.index_cache import IndexDir, index_key
@@ -230,12 +230,13 @@ class SparseBM25(BM25Backend):
         self._vocabulary = vocabulary
 
     def _save(self, cache: IndexDir) -> None:
-        path = cache.start()
-        with open(path / "postings.npz", "wb") as handle:
-            scipy.sparse.save_npz(handle, self._postings)
-        np.save(path / "zero_tf_scores.npy", self._zero_tf_scores)
-        atomic_write_json(path / "vocabulary.json", list(self._vocabulary), indent=None)
-        cache.finish({"n_docs": self._postings.shape[0], "n_terms": len(self._vocabulary)})
+        with naming_path(cache.path):  # a full disk names the index directory
+            path = cache.start()
+            with open(path / "postings.npz", "wb") as handle:
+                scipy.sparse.save_npz(handle, self._postings)
+            np.save(path / "zero_tf_scores.npy", self._zero_tf_scores)
+            atomic_write_json(path / "vocabulary.json", list(self._vocabulary), indent=None)
+            cache.finish({"n_docs": self._postings.shape[0], "n_terms": len(self._vocabulary)})
 
     def _load(self, cache: IndexDir) -> None:
         postings = scipy.sparse.load_npz(cache.path / "postings.npz").tocsc()

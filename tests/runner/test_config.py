@@ -134,3 +134,19 @@ def test_subprocess_unknown_key_no_traceback(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "retrievers.bm25.params.k_one: unknown key; expected one of: b, backend" in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_retriever_params_are_validated_once_and_each_retriever_built_once(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One validation pass at load, one instance per retriever per run (issue 14: it was five and three)."""
+    from rag.retrievers.bm25 import BM25Params, BM25Retriever
+
+    validations, builds = [], []
+    validate, init = BM25Params.model_validate.__func__, BM25Retriever.__init__
+    monkeypatch.setattr(BM25Params, "model_validate",
+                        classmethod(lambda cls, *args, **kwargs: validations.append(1) or validate(cls, *args, **kwargs)))
+    monkeypatch.setattr(BM25Retriever, "__init__", lambda self, *args, **kwargs: builds.append(1) or init(self, *args, **kwargs))
+    assert main(["--config", str(tiny), "--quiet", "--set", "retrievers=[{name: a, type: bm25}, {name: b, type: bm25, "
+                 "params: {k1: 0.9}}, {name: f, type: rrf, params: {retrievers: [a, b]}}]"]) == 0
+    assert (len(validations), len(builds)) == (2, 2)
