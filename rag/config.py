@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SerializeAsAny, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel, ConfigDict, Field, PositiveInt, SerializeAsAny, ValidationError, ValidationInfo, field_validator,
+    model_validator,
+)
 
 from rag.chunking import ChunkingConfig
 from rag.data import DatasetConfig

@@ -31,7 +31,6 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 class TokenizerParams(ConfigModel):
     """Tokenizer settings of a sparse retriever (``tokenizer:`` in its params)."""
 
-
     name: str = "simple"
     stopwords: bool = True
     stemmer: Literal["none", "porter"] = "none"

@@ -35,11 +35,11 @@ from rag.generation.llm import api_key_for
 from rag.io_utils import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file, sha256_strings, sha256_text
 from rag.manifest import Manifest
 from rag.runner.answers import answer_sample, generate_answers, request_key
-from rag.secrets import Redactor
 from rag.runner.retrieval import CachedRanking, RetrievalStage
 from rag.runner.rundir import RunDirectory, open_run_directory
 from rag.runner.scoring import RetrievalScorer, url_ranking
 from rag.runner.timing import StageTimer
+from rag.secrets import Redactor
 from rag.types import Chunk, Document, Question
 
 log = logging.getLogger(__name__)
