@@ -7,15 +7,19 @@ from evaluation.levels import to_document_ranking, to_document_run
 from evaluation.metrics import RankedJudgments, parse_metric
 from evaluation.runs import prepare_run, ranked_ids, ranked_lists_to_run
 from evaluation.stats import bootstrap_ci, compare_methods, compare_metrics, holm_adjust, paired_randomization_test, paired_t_test
-from evaluation.trec_io import read_qrels, read_run, write_qrels, write_run
+from evaluation.ties import TIE_RULES, ties_crossing
+from evaluation.trec_io import decode_trec_id, encode_trec_id, read_qrels, read_run, write_qrels, write_run
 
 __all__ = [
     "CONVENTIONS",
     "RankedJudgments",
+    "TIE_RULES",
     "answer_scores",
     "bootstrap_ci",
     "compare_methods",
     "compare_metrics",
+    "decode_trec_id",
+    "encode_trec_id",
     "evaluate_run",
     "holm_adjust",
     "paired_randomization_test",
@@ -27,6 +31,7 @@ __all__ = [
     "read_qrels",
     "read_run",
     "retrieval_scores",
+    "ties_crossing",
     "to_document_ranking",
     "to_document_run",
     "write_qrels",

@@ -12,8 +12,15 @@ truth is one group per relevant id. With ``k`` the ranked list is first cut to i
   ranks i, precision@i counting only that group's ids among the first i (0 for a missed group)
 - ndcg      = binary relevance (id in any group); DCG = Σ rel_i / log2(i + 1); IDCG over an ideal
   list of min(|ids in all groups|, list length) ones (0 for an empty list)
+- complete  = 1 if every group has a retrieved id, else 0 (= recall == 1; our addition)
 
-Empty ground truth -> every metric undefined (None / NaN). Seed 001's example: gt
+Undefined ground truth -> every metric None (NaN in a table; the query is left out of means), as
+AutoRAG's ``autorag_metric`` decorator does when ``MetricInput.is_fields_notnone(["retrieval_gt",
+...])`` fails: no group, an empty group, or any id that is empty or only white space (see
+:attr:`GroundTruth.blank`). AutoRAG also returns None for an empty *retrieved* list; here that list
+scores 0, as in the trec convention, so a method that retrieves nothing is never left out.
+
+Seed 001's example: gt
 [["test-1","test-2"],["test-3"]], list ["test-1","pred-1","test-2","pred-3"] -> precision 0.5,
 recall 0.5, f1 0.5, mrr 0.5, map 5/12, ndcg 0.7039180890341347.
 """
@@ -31,9 +38,9 @@ def _harmonic_mean(a: float, b: float) -> float:
 
 
 def autorag_scores(truth: GroundTruth, ranked: Sequence[str], k: int | None) -> dict[str, float | None]:
-    """All autorag metrics of one query, keyed by canonical metric name (p, recall, f1, hit, mrr, map, ndcg)."""
-    names = ("p", "recall", "f1", "hit", "mrr", "map", "ndcg")
-    if not truth.groups:
+    """All autorag metrics of one query, keyed by canonical metric name (p, recall, f1, hit, mrr, map, ndcg, complete)."""
+    names = ("p", "recall", "f1", "hit", "mrr", "map", "ndcg", "complete")
+    if truth.blank:
         return dict.fromkeys(names)
     top = list(ranked if k is None else ranked[:k])
     rank_of = {doc_id: position + 1 for position, doc_id in enumerate(top)}
@@ -42,7 +49,8 @@ def autorag_scores(truth: GroundTruth, ranked: Sequence[str], k: int | None) -> 
     group_hit_ranks = [sorted(rank_of[doc_id] for doc_id in group if doc_id in rank_of) for group in truth.groups]
 
     precision = len(relevant_ranks) / len(top) if top else 0.0
-    recall = sum(1 for ranks in group_hit_ranks if ranks) / len(truth.groups)
+    groups_found = sum(1 for ranks in group_hit_ranks if ranks)
+    recall = groups_found / len(truth.groups)
     reciprocal_ranks = [1 / ranks[0] if ranks else 0.0 for ranks in group_hit_ranks]
     group_aps = [
         sum((found + 1) / rank for found, rank in enumerate(ranks)) / len(ranks) if ranks else 0.0
@@ -58,4 +66,5 @@ def autorag_scores(truth: GroundTruth, ranked: Sequence[str], k: int | None) -> 
         "mrr": sum(reciprocal_ranks) / len(truth.groups),
         "map": sum(group_aps) / len(truth.groups),
         "ndcg": dcg / idcg if idcg > 0 else 0.0,
+        "complete": 1.0 if groups_found == len(truth.groups) else 0.0,
     }

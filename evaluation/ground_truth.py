@@ -7,7 +7,8 @@ Ground truth comes in the three shapes of docs/metrics-spec.md, all normalized t
 2. a graded dict ``{"chunk_12": 3, "chunk_04": 0}`` -> grades as given (grade > 0 is relevant),
    one group per relevant id;
 3. groups ``[["test-1", "test-2"], ["test-3"]]`` (AutoRAG's retrieval_gt: OR inside a group, AND
-   across groups) -> every id grade 1; a plain string item is a group of one.
+   across groups) -> every id grade 1; a plain string item is a group of one. An empty group is an
+   error unless asked for (the autorag convention reads it as undefined ground truth).
 
 Bad input raises ``ValueError`` naming what was expected.
 """
@@ -45,6 +46,13 @@ class GroundTruth:
             return self.explicit_groups
         return tuple(frozenset([doc_id]) for doc_id in self.relevant)
 
+    @property
+    def blank(self) -> bool:
+        """AutoRAG's undefined ground truth (``MetricInput.is_fields_notnone`` on ``retrieval_gt``):
+        no group, an empty group, or an id that is empty or only white space."""
+        return not self.groups or any(not group or any(not doc_id.strip() for doc_id in group)
+                                      for group in self.groups)
+
 
 def _as_list(value: object, where: str, ordered: bool = False) -> list:
     """A list from a list, tuple or 1-D numpy array (or a set, where order does not matter)."""
@@ -72,8 +80,9 @@ def check_grade(value: object, where: str) -> float:
     return float(value)
 
 
-def parse_ground_truth(ground_truth: object, where: str = "ground_truth") -> GroundTruth:
-    """Normalize any of the three ground-truth shapes (see module docstring)."""
+def parse_ground_truth(ground_truth: object, where: str = "ground_truth", empty_groups: bool = False) -> GroundTruth:
+    """Normalize any of the three ground-truth shapes (see module docstring); ``empty_groups``
+    keeps an empty group instead of raising ``ValueError``."""
     if isinstance(ground_truth, Mapping):
         return GroundTruth({_check_id(doc_id, f"{where} key"): check_grade(grade, f"{where}[{doc_id!r}]")
                             for doc_id, grade in ground_truth.items()})
@@ -87,7 +96,7 @@ def parse_ground_truth(ground_truth: object, where: str = "ground_truth") -> Gro
                              f"got {type(item).__name__} {item!r:.80}")
         else:
             group = frozenset(_check_id(doc_id, item_where) for doc_id in _as_list(item, item_where))
-            if not group:
+            if not group and not empty_groups:
                 raise ValueError(f"{item_where}: a group of relevant ids must not be empty")
         groups_list.append(group)
     grades = {doc_id: 1.0 for group in groups_list for doc_id in sorted(group)}

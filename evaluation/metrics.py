@@ -1,11 +1,11 @@
 """Trec-convention retrieval metrics, vectorized over queries (pure numpy).
 
-Every metric works on :class:`RankedJudgments`, a sparse padded view of a run: for each query the
-1-based ranks at which its *relevant* ids (grade > 0) were retrieved, sorted ascending (``inf`` for a
-relevant id that was not retrieved, and for padding), their grades, the ideal (descending) grade
-list, ``|R|`` and the length of the ranked list. Non-relevant retrieved ids never need to be
-materialized: every trec metric is a function of the relevant ranks alone, so the cost is
-O(relevant ids), not O(retrieved ids).
+Every metric works on :class:`~evaluation.judgments.RankedJudgments`, a sparse padded view of a
+run: for each query the 1-based ranks at which its *relevant* ids (grade > 0) were retrieved,
+sorted ascending (``inf`` for a relevant id that was not retrieved, and for padding), their grades,
+the ideal (descending) grade list, ``|R|``, the length of the ranked list and the gold groups.
+Non-relevant retrieved ids never need to be materialized: every trec metric is a function of the
+relevant ranks alone, so the cost is O(relevant ids), not O(retrieved ids).
 
 Semantics are trec_eval's (and so pytrec_eval's), see docs/evaluation.md:
 
@@ -20,8 +20,12 @@ Semantics are trec_eval's (and so pytrec_eval's), see docs/evaluation.md:
 - ``ndcg@k``   = DCG@k / IDCG@k, DCG = Σ_{r <= k} grade_r / log2(r + 1) over relevant ranks,
   IDCG over the grades of R sorted descending, cut at k (``ndcg_cut_k``, Järvelin & Kekäläinen
   2002 with gain = grade, as trec_eval)
+- ``complete@k`` = 1 if every gold group has a relevant id in the top k, else 0 (our addition, not
+  in trec_eval). Flat or graded qrels make each relevant id a group of its own, so complete@k = 1
+  iff recall@k = 1; groups ``[["a", "a2"], ["b"]]`` need "a" or "a2", and "b".
 
-A query with |R| = 0 is undefined: NaN.
+A query with |R| = 0 is undefined: NaN. Tie-aware versions (expected values over the orders of
+tied ids): :mod:`evaluation.ties`.
 """
 
 from __future__ import annotations
@@ -31,87 +35,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation import ties
 from evaluation.ground_truth import check_cutoff
-
-
-@dataclass(frozen=True)
-class RankedJudgments:
-    """The prepared, metric-ready form of a run against its qrels (one row per query).
-
-    ``ranks[i]`` holds the ranks of query i's relevant ids in ascending order (``inf`` = not
-    retrieved or padding), ``gains[i]`` their grades, ``ideal_gains[i]`` the grades of all of
-    query i's relevant ids sorted descending (0 padding).
-    """
-
-    qids: list[str]
-    ranks: np.ndarray
-    gains: np.ndarray
-    ideal_gains: np.ndarray
-    n_relevant: np.ndarray
-    n_retrieved: np.ndarray
-
-    @classmethod
-    def from_flat(
-        cls,
-        qids: Sequence[str],
-        row: np.ndarray,
-        rank: np.ndarray,
-        grade: np.ndarray,
-        n_retrieved: np.ndarray,
-    ) -> RankedJudgments:
-        """Build from one entry per relevant id: its query row, its rank (``inf`` if not
-        retrieved) and its grade (> 0)."""
-        n_queries = len(qids)
-        row = np.asarray(row, dtype=np.int64)
-        rank = np.asarray(rank, dtype=np.float64)
-        grade = np.asarray(grade, dtype=np.float64)
-        n_relevant = np.bincount(row, minlength=n_queries)
-        width = max(int(n_relevant.max(initial=0)), 1)
-        # Order entries by (row, rank); the column of an entry is its position inside its row.
-        order = np.lexsort((rank, row))
-        row, rank, grade = row[order], rank[order], grade[order]
-        starts = np.concatenate(([0], np.cumsum(n_relevant)[:-1]))
-        col = np.arange(len(row)) - starts[row]
-        ranks = np.full((n_queries, width), np.inf)
-        gains = np.zeros((n_queries, width))
-        ranks[row, col] = rank
-        gains[row, col] = grade
-        ideal_gains = -np.sort(-gains, axis=1)
-        return cls(list(qids), ranks, gains, ideal_gains, n_relevant,
-                   np.asarray(n_retrieved, dtype=np.int64))
-
-    def hits(self, k: int | None) -> np.ndarray:
-        """Boolean (queries x width): relevant id j of query i is in the top k (whole list if None)."""
-        return np.isfinite(self.ranks) if k is None else self.ranks <= k
-
-    def undefined(self, values: np.ndarray) -> np.ndarray:
-        """``values`` with NaN where the query has no relevant id."""
-        return np.where(self.n_relevant > 0, values, np.nan)
-
-
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """numerator / denominator, 0 where the denominator is 0."""
-    numerator, denominator = np.broadcast_arrays(numerator, denominator)
-    out = np.zeros(numerator.shape)
-    return np.divide(numerator, denominator, out=out, where=denominator > 0)
+from evaluation.judgments import RankedJudgments, ratio
 
 
 def precision(judged: RankedJudgments, k: int | None) -> np.ndarray:
     """trec ``P_k``: relevant in top k / k; without k: relevant retrieved / list length."""
     found = judged.hits(k).sum(axis=1)
     size = judged.n_retrieved if k is None else np.full(len(found), k)
-    return judged.undefined(_ratio(found, size))
+    return judged.undefined(ratio(found, size))
 
 
 def recall(judged: RankedJudgments, k: int | None) -> np.ndarray:
     """trec ``recall_k``: relevant in top k / |R|."""
-    return judged.undefined(_ratio(judged.hits(k).sum(axis=1), judged.n_relevant))
+    return judged.undefined(ratio(judged.hits(k).sum(axis=1), judged.n_relevant))
 
 
 def f1(judged: RankedJudgments, k: int | None) -> np.ndarray:
     """Harmonic mean of precision@k and recall@k (0 when both are 0)."""
     p, r = precision(judged, k), recall(judged, k)
-    return judged.undefined(_ratio(2 * p * r, p + r))
+    return judged.undefined(ratio(2 * p * r, p + r))
 
 
 def hit(judged: RankedJudgments, k: int | None) -> np.ndarray:
@@ -131,29 +75,40 @@ def average_precision(judged: RankedJudgments, k: int | None) -> np.ndarray:
     found_before = np.arange(1, judged.ranks.shape[1] + 1)
     hits = judged.hits(k)
     precision_at_hits = np.where(hits, found_before / np.where(hits, judged.ranks, 1.0), 0.0)
-    return judged.undefined(_ratio(precision_at_hits.sum(axis=1), judged.n_relevant))
+    return judged.undefined(ratio(precision_at_hits.sum(axis=1), judged.n_relevant))
 
 
 def ndcg(judged: RankedJudgments, k: int | None) -> np.ndarray:
     """trec ``ndcg_cut_k``: DCG@k / IDCG@k with gain = grade and discount log2(rank + 1)."""
     hits = judged.hits(k)
     dcg = np.where(hits, judged.gains / np.log2(np.where(hits, judged.ranks, 1.0) + 1.0), 0.0).sum(axis=1)
-    width = judged.ideal_gains.shape[1] if k is None else min(k, judged.ideal_gains.shape[1])
-    ideal = judged.ideal_gains[:, :width] / np.log2(np.arange(2, width + 2))
-    return judged.undefined(_ratio(dcg, ideal.sum(axis=1)))
+    return judged.undefined(ratio(dcg, judged.ideal_dcg(k)))
+
+
+def complete(judged: RankedJudgments, k: int | None) -> np.ndarray:
+    """``complete@k``: 1 if every gold group has a relevant id in the top k, else 0 (one group per
+    relevant id for flat or graded qrels, so then 1 iff recall@k = 1)."""
+    hits = judged.hits(k)
+    if judged.groups is None:
+        found = hits.sum(axis=1) == judged.n_relevant
+    else:
+        found = judged.groups.all_found(hits[judged.groups.row, judged.groups.col], len(judged.qids))
+    return judged.undefined(found.astype(np.float64))
 
 
 MetricFunction = Callable[[RankedJudgments, "int | None"], np.ndarray]
 
-#: Metric name (as in ``ndcg@10``) -> trec kernel. The single source of the metric vocabulary.
-TREC_METRICS: dict[str, MetricFunction] = {
-    "p": precision,
-    "recall": recall,
-    "f1": f1,
-    "hit": hit,
-    "mrr": reciprocal_rank,
-    "map": average_precision,
-    "ndcg": ndcg,
+#: Metric name (as in ``ndcg@10``) -> (trec kernel on resolved ranks, tie-aware kernel of
+#: :mod:`evaluation.ties`). The single source of the metric vocabulary.
+TREC_METRICS: dict[str, tuple[MetricFunction, MetricFunction]] = {
+    "p": (precision, ties.precision),
+    "recall": (recall, ties.recall),
+    "f1": (f1, ties.f1),
+    "hit": (hit, ties.hit),
+    "mrr": (reciprocal_rank, ties.reciprocal_rank),
+    "map": (average_precision, ties.average_precision),
+    "ndcg": (ndcg, ties.ndcg),
+    "complete": (complete, ties.complete),
 }
 
 #: Accepted spellings of metric names, mapped to the canonical one.
@@ -162,6 +117,7 @@ METRIC_ALIASES: dict[str, str] = {"precision": "p", "success": "hit", "rr": "mrr
 #: The keys of :func:`evaluation.retrieval_scores` and the canonical metric each one is.
 SCORE_KEYS: dict[str, str] = {
     "precision": "p", "recall": "recall", "f1": "f1", "hit": "hit", "mrr": "mrr", "map": "map", "ndcg": "ndcg",
+    "complete": "complete",
 }
 
 
@@ -194,5 +150,7 @@ def parse_metric(text: str) -> MetricSpec:
 
 
 def compute_metrics(judged: RankedJudgments, specs: Sequence[MetricSpec]) -> dict[str, np.ndarray]:
-    """Every requested metric for every query of ``judged``: column name -> values (NaN = undefined)."""
-    return {spec.column: TREC_METRICS[spec.name](judged, spec.k) for spec in specs}
+    """Every requested metric for every query of ``judged``: column name -> values (NaN = undefined).
+    Tie-aware judgments (``tie_sizes`` set) get the tie-aware kernels."""
+    tie_aware = judged.tie_sizes is not None
+    return {spec.column: TREC_METRICS[spec.name][tie_aware](judged, spec.k) for spec in specs}

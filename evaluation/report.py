@@ -31,7 +31,7 @@ from evaluation.stats import compare_metrics
 from rag.io_utils import atomic_write_bytes, atomic_write_json, atomic_write_text
 
 ANSWER_METRICS = ("em", "f1")
-HEADLINE_METRICS = ("mrr", "recall@10", "f1")
+HEADLINE_METRICS = ("mrr@10", "recall@10", "f1")
 SUPERSCRIPTS = dict(zip("abcdefghijklmnop", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ"))
 
 

@@ -7,6 +7,8 @@
 Ranking rule (trec_eval's, and so pytrec_eval's): score descending, ties broken by doc id
 *descending* (Python string order = code-point order = UTF-8 byte order, as ``strcmp``). Scores
 are compared after rounding to float32, as trec_eval stores them: two scores equal in float32 tie.
+``ties="expected"`` keeps the tie groups instead, for the tie-aware metrics of :mod:`evaluation.ties`
+(the expected value over all orders of the tied ids).
 
 Query sets: a query in the qrels but missing from the run is evaluated as an empty ranked list
 (all metrics 0, as ``trec_eval -c``) so a failed query is never skipped silently; a query in the run
@@ -23,7 +25,7 @@ from itertools import chain, compress, repeat
 import numpy as np
 
 from evaluation.ground_truth import check_grade, parse_ground_truth
-from evaluation.metrics import RankedJudgments
+from evaluation.judgments import RankedJudgments
 
 Run = Mapping[str, Mapping[str, float]]
 Qrels = Mapping[str, object]
@@ -72,20 +74,54 @@ def check_run(run: object) -> dict[str, dict[str, float]]:
     return {qid: dict(scores) for qid, scores in run.items()}
 
 
-def qrels_grades(qrels: object) -> dict[str, dict[str, float]]:
-    """``{qid: {doc_id: grade}}`` from qrels whose queries may also be flat lists or groups (grade 1).
-    Graded dicts pass through unchecked: :func:`prepare_run` validates all grades in bulk."""
+Groups = Mapping[str, tuple[frozenset[str], ...]]
+
+
+def parse_qrels(qrels: object) -> tuple[dict[str, dict[str, float]], dict[str, tuple[frozenset[str], ...]]]:
+    """``{qid: {doc_id: grade}}`` from qrels whose queries may also be flat lists or groups (grade
+    1), and the gold groups of the queries whose groups are not simply one per relevant id.
+    Graded dicts pass through unchecked: :func:`prepare_run` validates all grades in bulk. The trec
+    convention has no empty group: one raises ``ValueError`` naming it."""
     if not isinstance(qrels, Mapping):
         raise ValueError(f"qrels: expected {{qid: {{doc_id: grade}}}} (or lists/groups), got {type(qrels).__name__}")
-    grades = {}
+    grades, groups = {}, {}
     for qid, truth in qrels.items():
         if not isinstance(qid, str):
             raise ValueError(f"qrels: query ids must be strings, got {qid!r}")
         if type(truth) is dict:
             grades[qid] = truth
-        else:
-            grades[qid] = dict(parse_ground_truth(truth, f"qrels[{qid!r}]").grades)
-    return grades
+            continue
+        parsed = parse_ground_truth(truth, f"qrels[{qid!r}]")
+        grades[qid] = dict(parsed.grades)
+        if any(len(group) > 1 for group in parsed.groups):
+            groups[qid] = parsed.groups
+    return grades, groups
+
+
+def qrels_grades(qrels: object) -> dict[str, dict[str, float]]:
+    """The graded form of qrels (see :func:`parse_qrels`), without the groups."""
+    return parse_qrels(qrels)[0]
+
+
+def _members(qids: Sequence[str], row: np.ndarray, relevant_ids: list[str],
+             groups: Groups) -> tuple[list[int], list[int], list[int]] | None:
+    """(entry index, group number, row of each group): each relevant entry of a query without
+    groups is a group of its own; a query with groups gets one group per gold group."""
+    if not groups:
+        return None
+    entry_of = {(r, doc_id): entry for entry, (r, doc_id) in enumerate(zip(row.tolist(), relevant_ids))}
+    entries, numbers, group_rows = [], [], []
+    for (r, doc_id), entry in entry_of.items():
+        if qids[r] not in groups:
+            entries.append(entry)
+            numbers.append(len(group_rows))
+            group_rows.append(r)
+    for r, qid in enumerate(qids):
+        for group in groups.get(qid, ()):
+            entries.extend(entry_of[r, doc_id] for doc_id in group)
+            numbers.extend([len(group_rows)] * len(group))
+            group_rows.append(r)
+    return entries, numbers, group_rows
 
 
 def query_order(qrels: Iterable[str], run: Iterable[str]) -> list[str]:
@@ -107,7 +143,7 @@ def _check_types(tables: Sequence[dict], keys: list, what: str, qids: Sequence[s
             check_grade(value, f"{what}[{qid!r}][{key!r}]")
 
 
-def _flat_values(tables: Sequence[dict], what: str, qids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def flat_values(tables: Sequence[dict], what: str, qids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """The values of per-query dicts, query after query (C-level iteration), and each query's size.
     Values are converted with ``float()``; anything that does not give a finite number raises."""
     sizes = np.fromiter(map(len, tables), dtype=np.int64, count=len(tables))
@@ -124,7 +160,7 @@ def _flat_values(tables: Sequence[dict], what: str, qids: Sequence[str]) -> tupl
     return values, sizes
 
 
-def _padded(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def padded_scores(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Scores as a (queries x longest list) matrix, padded with -inf (a free reshape when all lists are equally long)."""
     width = max(int(lengths.max(initial=0)), 1)
     if len(flat) == width * len(lengths):
@@ -148,36 +184,43 @@ def _ranks_of(scores: np.ndarray, row: np.ndarray, score: np.ndarray) -> tuple[n
 
 
 def prepare_run(qrels: Mapping[str, dict[str, float]], run: Mapping[str, dict[str, float]],
-                qids: Sequence[str]) -> RankedJudgments:
+                qids: Sequence[str], groups: Groups | None = None, ties: str = "id") -> RankedJudgments:
     """Rank every relevant id (grade > 0) of every query in ``qids`` within the run (trec_eval's rule).
 
-    ``qrels`` as from :func:`qrels_grades`, ``run`` as from :func:`check_run`. Vectorized: qrels
-    and run are flattened once by C-level iteration, the scores of the relevant ids are looked
-    up with ``map(dict.get, ...)``, and each one's rank is 1 + (ids scored higher) + (tied ids
-    with a larger doc id), counted on a padded score matrix. Only relevant ids caught in a score
-    tie fall back to a Python scan of their own query.
+    ``qrels`` and ``groups`` as from :func:`parse_qrels`, ``run`` as from :func:`check_run`.
+    Vectorized: qrels and run are flattened once by C-level iteration, the scores of the relevant
+    ids are looked up with ``map(dict.get, ...)``, and each one's rank is 1 + (ids scored higher)
+    + (tied ids with a larger doc id), counted on a padded score matrix. Only relevant ids caught
+    in a score tie fall back to a Python scan of their own query. ``ties="expected"`` keeps the
+    tie groups instead (rank = 1 + ids scored higher, and the group's size; no Python scan), for
+    the tie-aware metrics of :mod:`evaluation.ties`.
     """
     empty: dict[str, float] = {}
     judged = [qrels.get(qid, empty) for qid in qids]
     retrieved_lists = [run.get(qid, empty) for qid in qids]
     judged_ids = list(chain.from_iterable(judged))
     _check_types(judged, judged_ids, "qrels", qids)
-    grades, n_judged = _flat_values(judged, "qrels", qids)
+    grades, n_judged = flat_values(judged, "qrels", qids)
     is_relevant = grades > 0
     row = np.repeat(np.arange(len(qids)), n_judged)[is_relevant]
     relevant_ids = list(compress(judged_ids, is_relevant))
-    flat_scores, lengths = _flat_values(retrieved_lists, "run", qids)
+    flat_scores, lengths = flat_values(retrieved_lists, "run", qids)
     lists_of_entries = map(retrieved_lists.__getitem__, row.tolist())
     score = np.fromiter(map(dict.get, lists_of_entries, relevant_ids, repeat(math.nan)), dtype=np.float64,
                         count=len(relevant_ids))
     retrieved = np.flatnonzero(~np.isnan(score))
     with np.errstate(over="ignore"):
-        greater, tied = _ranks_of(_padded(flat_scores.astype(np.float32), lengths), row[retrieved],
+        greater, tied = _ranks_of(padded_scores(flat_scores.astype(np.float32), lengths), row[retrieved],
                                   score[retrieved].astype(np.float32))
     rank = np.full(len(score), np.inf)
     rank[retrieved] = greater + 1.0
+    members = _members(qids, row, relevant_ids, groups or {})
+    if ties == "expected":
+        tie_size = np.ones(len(score))
+        tie_size[retrieved] = tied
+        return RankedJudgments.from_flat(qids, row, rank, grades[is_relevant], lengths, members, tie_size)
     for entry in retrieved[tied > 1]:
         doc_id, value = relevant_ids[entry], ranking_score(score[entry])
         rank[entry] += sum(1 for other, s in retrieved_lists[row[entry]].items()
                            if ranking_score(s) == value and str(other) > doc_id)
-    return RankedJudgments.from_flat(qids, row, rank, grades[is_relevant], lengths)
+    return RankedJudgments.from_flat(qids, row, rank, grades[is_relevant], lengths, members)

@@ -7,15 +7,26 @@
 Fields are separated by white space; blank lines are skipped. A malformed line or a repeated
 (qid, doc_id) pair raises :class:`rag.errors.DataError` naming the file and line. Writers write
 atomically; runs are written in rank order (score descending, doc id descending) with 1-based ranks.
+
+Ids: a file can hold only ids without white space, so ids are written in an escaped form
+(:func:`encode_trec_id`): each white-space, control or surrogate character and each backslash
+becomes a Python-style escape (``\\xHH`` or ``\\uHHHH``, lower-case hex); every other character,
+``%`` included, stays as it is. Ids that need no escaping (canonical Wikipedia URLs such as
+``https://en.wikipedia.org/wiki/Caf%C3%A9``, chunk ids such as ``Café#0``) are written unchanged.
+Because the escape character is itself escaped, :func:`decode_trec_id` inverts the encoding, so two
+different ids never share a written id (``q 1`` -> ``q\\x201``, ``q%201`` -> ``q%201``). The
+writers refuse an id that is not in this encoded form, so nothing reaches a file that could merge
+with another id or split a line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from evaluation.ground_truth import check_grade
-from evaluation.runs import Run, ranked_ids
+from evaluation.runs import Run, ranked_ids, ranking_score
 from rag.errors import DataError
 from rag.io_utils import atomic_write_text
 
@@ -65,9 +76,56 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
     return run
 
 
+# What must be escaped: white space (\s is exactly what str.split splits on), control characters
+# (category Cc; NUL would end a C string in trec_eval), lone surrogates (not encodable in UTF-8) and
+# the escape character itself.
+_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff\\]")
+_ESCAPE = re.compile(r"\\(?:x([0-9a-f]{2})|u([0-9a-f]{4}))?")  # an escape, or a bare backslash
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"  # every such character is below U+10000
+
+
+def encode_trec_id(identifier: str) -> str:
+    """The id as written in a TREC file: white space, control characters and ``\\`` escaped.
+
+    Injective (see the module docstring): ``decode_trec_id(encode_trec_id(i)) == i`` for every
+    non-empty string, and an id without such characters is returned unchanged. An empty id has no
+    TREC form and raises ``ValueError``.
+    """
+    if not identifier:
+        raise ValueError("an empty id cannot be written to a TREC file")
+    return _UNSAFE.sub(_escape, identifier)
+
+
+def decode_trec_id(text: str) -> str:
+    """The original id of an id written by :func:`encode_trec_id` (its inverse).
+
+    A backslash that does not start a ``\\xHH`` / ``\\uHHHH`` escape raises ``ValueError``: the text
+    was not produced by the encoder.
+    """
+    def unescape(match: re.Match[str]) -> str:
+        code = match.group(1) or match.group(2)
+        if code is None:
+            raise ValueError(f"{text!r} is not an encoded TREC id: a backslash must start \\xHH or \\uHHHH")
+        return chr(int(code, 16))
+
+    return _ESCAPE.sub(unescape, text)
+
+
 def _check_field(text: str, what: str) -> str:
-    if not text or any(character.isspace() for character in text):
-        raise ValueError(f"{what} {text!r}: TREC files need non-empty ids without white space")
+    """``text`` if it is an encoded id (the encoder's output for some id), else ``ValueError``."""
+    if text and _UNSAFE.search(text) is None:
+        return text
+    try:
+        canonical = bool(text) and encode_trec_id(decode_trec_id(text)) == text
+    except ValueError:
+        canonical = False
+    if not canonical:
+        raise ValueError(f"{what} {text!r} is not a TREC id: TREC files need non-empty ids without white "
+                         "space, control characters or bare backslashes; write evaluation.encode_trec_id(id)")
     return text
 
 
@@ -83,12 +141,17 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | Path) -> Pat
     return atomic_write_text(path, "".join(lines))
 
 
-def write_run(run: Run, path: str | Path, tag: str = "rag-bench") -> Path:
-    """Write ``{qid: {doc_id: score}}`` as a TREC run file, in rank order, scores with full precision."""
+def write_run(run: Run, path: str | Path, tag: str = "rag-bench", keep_order: bool = False) -> Path:
+    """Write ``{qid: {doc_id: score}}`` as a TREC run file, scores with full precision, in rank
+    order: trec_eval's (:func:`ranked_ids`), or with ``keep_order`` each mapping's own order (a
+    ranking whose ties were broken by another rule; its scores must not increase, compared as float32)."""
     _check_field(tag, "run tag")
     lines = []
     for qid, scores in run.items():
         _check_field(qid, "query id")
-        for rank, doc_id in enumerate(ranked_ids(scores), start=1):
+        order = list(scores) if keep_order else ranked_ids(scores)
+        if keep_order and any(ranking_score(scores[a]) < ranking_score(scores[b]) for a, b in zip(order, order[1:])):
+            raise ValueError(f"run[{qid!r}]: keep_order needs scores that do not increase down the list")
+        for rank, doc_id in enumerate(order, start=1):
             lines.append(f"{qid} Q0 {_check_field(doc_id, 'doc id')} {rank} {float(scores[doc_id])!r} {tag}\n")
     return atomic_write_text(path, "".join(lines))

@@ -72,15 +72,19 @@ class GenerationSection(StrictModel):
 class EvaluationSection(StrictModel):
     """Metric names follow :func:`evaluation.evaluate_run` (``mrr``, ``recall@10``, ``ndcg@10``,
     ``map@10``, ``p@10``, ``hit@10``); ``levels`` lists the evaluation levels (``url`` = document
-    level via ``chunk.url``, ``chunk`` = chunks of the gold documents are relevant). Paired tests:
+    level via ``chunk.url``, ``chunk`` = chunks of the gold documents are relevant). ``ties``: ``id``
+    evaluates each list in the order its retriever returned it (the one tie rule: score, then chunk
+    id descending, as trec_eval); ``expected`` takes every metric's expected value over all orders of
+    equally scored items (McSherry & Najork 2008). Paired tests:
     sign-flip randomization (t-test p-values reported alongside), ``correction`` across the method
     pairs of one metric and question set."""
 
     metrics: list[str] = Field(
-        default_factory=lambda: ["mrr", "recall@10", "ndcg@10", "map@10", "p@10", "hit@10"], min_length=1
+        default_factory=lambda: ["mrr@10", "recall@10", "ndcg@10", "map@10", "p@10", "hit@10"], min_length=1
     )
     levels: list[Literal["url", "chunk"]] = Field(default_factory=lambda: ["url"], min_length=1)
     convention: Literal["trec", "autorag"] = "trec"
+    ties: Literal["id", "expected"] = "id"
     answer_normalization: Literal["squad", "seed"] = "squad"
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
     n_resamples: PositiveInt = 10000
@@ -107,6 +111,7 @@ class RunConfig(StrictModel):
     retrievers: list[RetrieverSpec] = Field(min_length=1)
     methods: list[str] | None = Field(None, min_length=1)
     top_k: PositiveInt = 10
+    depth: PositiveInt = 100
     generation: GenerationSection | None = None
     evaluation: EvaluationSection = Field(default_factory=EvaluationSection)
     output_dir: Path = Path("runs")
@@ -162,6 +167,24 @@ class RunConfig(StrictModel):
                     f"retrievers.{spec.name}.params.retrievers",
                     f"retriever {spec.name!r} fuses {missing}, which are not configured; "
                     f"expected names among {sorted(names)}",
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _cutoffs_within_depth(self) -> "RunConfig":
+        """Every method keeps ``depth`` results; a cut-off beyond them would be computed on fewer
+        results than its name says, so it is refused (raised as ConfigError, which pydantic lets through)."""
+        from evaluation.metrics import parse_metric
+
+        if self.top_k > self.depth:
+            raise ConfigError("top_k", f"top_k {self.top_k} exceeds depth {self.depth}; expected top_k <= depth")
+        for metric in self.evaluation.metrics:
+            k = parse_metric(metric).k
+            if k is not None and k > self.depth:
+                raise ConfigError(
+                    "evaluation.metrics",
+                    f"{metric}: cut-off {k} exceeds depth {self.depth} (results kept per question); "
+                    f"expected a cut-off <= {self.depth}, or raise depth",
                 )
         return self
 

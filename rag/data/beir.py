@@ -8,8 +8,8 @@ Mapping to our types: a document's ``url`` is its corpus ``_id`` (so document-le
 BEIR ids); its text is ``"title text"`` when ``title_in_text`` (as BEIR's SentenceBERT models
 encode it). The questions are the queries with at least one qrel of score > 0 in the split, in
 ``queries.jsonl`` order, each relevant document its own group (all required: trec recall); the
-graded judgements are kept in ``Question.metadata["relevance"]`` (``{doc id: score}``, positive
-scores only) for graded nDCG. Question set name: the split; ``qtype``: ``"beir"``.
+graded judgements go to ``Question.relevance`` (``{doc id: score}``, every judged document, so
+nDCG uses the grades as gains exactly as pytrec_eval on the original qrels). Question set name: the split; ``qtype``: ``"beir"``.
 """
 
 from __future__ import annotations
@@ -93,8 +93,9 @@ class BeirLoader(DatasetLoader):
             judged = qrels.pop(record.query_id, None)
             if judged is None:
                 continue
-            relevance = {doc_id: score for doc_id, (score, _) in judged.items() if score > 0}
-            if not relevance:
+            # Non-relevant judgements of documents outside the corpus change no metric: dropped.
+            relevance = {doc_id: score for doc_id, (score, _) in judged.items() if score > 0 or doc_id in known}
+            if not any(score > 0 for score in relevance.values()):
                 continue
             unknown = next((doc_id for doc_id in relevance if doc_id not in known), None)
             if unknown is not None:
@@ -102,8 +103,8 @@ class BeirLoader(DatasetLoader):
                 continue
             question = question_from_parts(
                 queries_path, line, problems, known, qid=record.query_id, text=record.text,
-                groups=[[doc_id] for doc_id in relevance], answers=[], qtype="beir", question_set=config.split,
-                metadata={**record.extras(), "relevance": relevance},
+                groups=[[doc_id] for doc_id, score in relevance.items() if score > 0], answers=[], qtype="beir",
+                question_set=config.split, metadata=record.extras(), relevance=relevance,
             )
             if question is not None:
                 questions.append(question)

@@ -20,8 +20,8 @@ from pydantic import ConfigDict, Field, RootModel
 
 from rag.validation import ConfigModel
 
-WIKI_QUESTION_SETS = ("seed_style", "known_item", "multi_doc")
-WikiQuestionSet = Literal["seed_style", "known_item", "multi_doc"]
+WIKI_QUESTION_SETS = ("seed_style", "known_item", "multi_doc")  # the generated sets, the default
+WikiQuestionSet = Literal["seed_style", "known_item", "multi_doc", "reference"]  # + the reference's own
 
 
 def bundled_wiki_dir() -> Path:
@@ -36,7 +36,8 @@ class _DatasetVariant(ConfigModel):
 
 
 class WikiDatasetConfig(_DatasetVariant):
-    """The bundled Wikipedia data set (data/wiki): corpus plus the chosen generated question sets."""
+    """The bundled Wikipedia data set (data/wiki): corpus plus the chosen question sets (the generated
+    ones by default; ``reference`` is the reference system's own questions)."""
 
     format: Literal["wiki"]
     question_sets: list[WikiQuestionSet] = Field(default_factory=lambda: list(WIKI_QUESTION_SETS), min_length=1)

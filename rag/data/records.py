@@ -15,8 +15,10 @@ Question record::
      "answers": ["..."], "type": "known_item", ...}
 
 ``id``, ``question`` and ``gold_urls`` are required; ``gold_urls`` holds groups (OR inside a group,
-AND across groups, docs/metrics-spec.md); a plain string element is a group of one, so a flat list
-means "all of these". ``answers`` defaults to ``[]``, ``type`` to the question set's name; every
+AND across groups, docs/evaluation.md); a plain string element is a group of one, so a flat list
+means "all of these". A graded object ``{"https://...A": 2, "https://...B": 1, "https://...C": 0}``
+gives relevance grades (integers, as TREC qrels; grade > 0 is relevant and required, nDCG uses the
+grade as gain; grade <= 0 is judged non-relevant). ``answers`` defaults to ``[]``, ``type`` to the question set's name; every
 other field goes to ``Question.metadata``.
 
 Every problem is reported through a :class:`ProblemLog`: it raises :class:`rag.errors.DataError`
@@ -34,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from rag.errors import DataError
 from rag.io_utils import atomic_write_bytes
@@ -140,7 +143,17 @@ class DocumentRecord(JsonRecord):
 class QuestionRecord(JsonRecord):
     id: StrictStr
     question: StrictStr
-    gold_urls: list[Union[StrictStr, list[StrictStr]]]
+    gold_urls: Union[list[Union[StrictStr, list[StrictStr]]], dict[StrictStr, StrictInt]]
+
+    @field_validator("gold_urls", mode="wrap")
+    @classmethod
+    def _gold_shape(cls, value: Any, handler: Any) -> Any:
+        """One message for every wrong shape (pydantic would name the union member it tried last)."""
+        try:
+            return handler(value)
+        except ValidationError:
+            raise PydanticCustomError("wrong_shape", "expected a list of URLs, a list of URL groups (lists), "
+                                      "or an object {url: integer grade}") from None
     answers: list[StrictStr] = []
     type: StrictStr | None = None
 
@@ -148,9 +161,16 @@ class QuestionRecord(JsonRecord):
     _check_question = field_validator("question")(non_blank)
 
     def groups(self) -> list[list[str]]:
-        """``gold_urls`` normalized to groups; empty groups and blank URLs are dropped."""
+        """``gold_urls`` normalized to groups; empty groups and blank URLs are dropped. A graded
+        object gives one group per URL of grade > 0."""
+        if isinstance(self.gold_urls, dict):
+            return [[url] for url, grade in self.gold_urls.items() if grade > 0 and url.strip()]
         groups = [[item] if isinstance(item, str) else list(item) for item in self.gold_urls]
         return [kept for group in groups if (kept := [url for url in group if url.strip()])]
+
+    def relevance(self) -> dict[str, int]:
+        """The graded judgements of a graded ``gold_urls`` object (``{}`` for lists and groups)."""
+        return {url: grade for url, grade in self.gold_urls.items() if url.strip()} if isinstance(self.gold_urls, dict) else {}
 
 
 RecordT = TypeVar("RecordT", bound=JsonRecord)
@@ -220,6 +240,7 @@ def read_questions_jsonl(path: Path, set_name: str, known_urls: set[str], proble
             path, line, problems, known_urls,
             qid=record.id, text=record.question, groups=record.groups(), answers=record.answers,
             qtype=record.type or set_name, question_set=set_name, metadata=record.extras(),
+            relevance=record.relevance(),
         )
         if question is not None:
             questions.append(question)
@@ -232,13 +253,14 @@ def question_from_parts(path: Path, line: int, problems: ProblemLog, known_urls:
     if not groups:
         problems.report(path, line, NO_GROUND_TRUTH, f"question {qid!r} has no ground-truth URL")
         return None
-    unknown = [url for group in groups for url in group if url not in known_urls]
+    relevance = fields.get("relevance", {})
+    unknown = [url for url in [*(url for group in groups for url in group), *relevance] if url not in known_urls]
     if unknown:
         problems.report(path, line, UNKNOWN_URL, f"question {qid!r}: gold URL {unknown[0]!r} is not in the corpus")
         return None
     return Question(
         qid=qid, text=fields["text"], gold_urls=groups, answers=list(fields["answers"]), qtype=fields["qtype"],
-        question_set=fields["question_set"], metadata=fields["metadata"],
+        question_set=fields["question_set"], metadata=fields["metadata"], relevance=dict(relevance),
     )
 
 
@@ -250,7 +272,8 @@ def document_record(document: Document) -> dict[str, Any]:
 
 def question_record(question: Question) -> dict[str, Any]:
     """The question JSONL object of a question (inverse of :func:`read_questions_jsonl`)."""
-    return {"id": question.qid, "question": question.text, "gold_urls": question.gold_urls,
+    gold = question.relevance if question.relevance else question.gold_urls
+    return {"id": question.qid, "question": question.text, "gold_urls": gold,
             "answers": question.answers, "type": question.qtype, **question.metadata}
 
 

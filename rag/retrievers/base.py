@@ -3,7 +3,8 @@
 A retriever is created from its pydantic ``Params`` model, indexes a list of chunks (using a cache
 directory so a re-run with the same model and corpus does no work), and searches a batch of queries,
 returning one :class:`rag.types.Ranking` per query: at most ``k`` chunk ids in rank order with their
-scores. Ties are broken deterministically by chunk id (ascending) after score (descending).
+scores, ordered by the project's one tie rule (:mod:`rag.retrievers.ranking`: float32 score
+descending, then chunk id descending, as trec_eval).
 
 Adding a retriever means writing one class decorated with ``@RETRIEVERS.register("name")``.
 """

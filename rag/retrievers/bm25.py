@@ -18,7 +18,7 @@ BM25+ gives every document idf * delta for a query term it lacks (tf = 0), as ra
 scipy CSC matrix with the same floating-point expressions as rank-bm25, and adds the postings of
 each query token in query order, so its scores are *bitwise equal* to rank-bm25's; ``rank_bm25``
 wraps the library itself (the reference; not cached, slow). Both rank with
-:func:`rag.retrievers.ranking.top_k_indices` (score desc, chunk id asc).
+:func:`rag.retrievers.ranking.top_k_indices` (float32 score desc, chunk id desc: the one tie rule).
 
 The ``sparse`` backend's cache (``<cache_dir>/bm25/<key>/``) is read back when complete; a cache
 file that cannot be read (truncated ``postings.npz``, say) is reported as a warning and the index is

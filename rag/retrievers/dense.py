@@ -4,7 +4,8 @@ score(q, d) = cos(q, d) = e_q . e_d for the L2-normalized embeddings e (= 1 - Ch
 distance). ``search: hnsw`` (default) takes the candidate ids from Chroma's approximate HNSW search;
 ``search: exact`` scans all vectors with one matrix product (brute force, the reference for
 Chroma's recall). In both, scores are the dot products (in float64) of our cached float32
-embeddings and the ranking is score desc, chunk id asc, so the two modes differ only in which chunks they find.
+embeddings, rounded to float32, and the ranking follows the one tie rule (score desc, chunk id desc,
+:mod:`rag.retrievers.ranking`), so the two modes differ only in which chunks they find.
 
 Embeddings of chunks *and* queries are cached (:mod:`rag.embeddings`) under
 ``<cache_dir>/embeddings``; the model is loaded only when something has to be encoded. The Chroma
@@ -107,6 +108,12 @@ class DenseRetriever(Retriever):
             scores = self._vectors[rows] @ query_vector
             rankings.append(ranking_from_scores(scores, [self._chunk_ids[row] for row in rows], k))
         return rankings
+
+    def search_exact(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        """Top-``k`` by brute force whatever ``search`` is set to: the reference that measures HNSW's recall."""
+        if self.embedder is None:
+            raise BenchError(f"retriever {self.name!r}: search_exact() called before index()")
+        return self._exact(self.embedder.embed(list(queries), desc=f"{self.name}: embedding queries").astype(np.float64), k)
 
     def _exact(self, query_vectors: np.ndarray, k: int, block: int = 256) -> list[Ranking]:
         """Brute force: all cosine similarities, ``block`` queries per matrix product."""

@@ -1,7 +1,8 @@
 """Hybrid retrieval: fuse the ranked lists of any number of other retrievers, named in params.
 
-Each input retriever is searched to ``depth`` (default 100) results per query; documents outside an
-input's list get no contribution from it (RRF) or that list's lowest normalized score (convex).
+Each input retriever is searched to ``depth`` results per query (default: the run's ``depth``, 100,
+the depth every method returns); documents outside an input's list get no contribution from it
+(RRF) or that list's lowest normalized score (convex).
 
 - ``rrf`` — Reciprocal Rank Fusion (Cormack, Clarke & Büttcher 2009):
   score(d) = sum_i w_i / (k + rank_i(d)), rank 1-based, k = 60 and w_i = 1 by default.
@@ -11,7 +12,9 @@ input's list get no contribution from it (RRF) or that list's lowest normalized 
   ddof = 0), both over the input's depth-limited list. A list whose scores are all equal carries no
   ranking information and normalizes to 0 everywhere.
 
-The fused list is ordered by score desc, then chunk id asc, and cut to k.
+The fused list follows the project's one tie rule (:mod:`rag.retrievers.ranking`): fused score
+descending (float32), then the best rank the chunk had in any input (a chunk some input ranked
+higher goes first), then chunk id descending; it is cut to k.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from rag.types import Chunk, Ranking
 class FusionParams(RetrieverParams):
     retrievers: list[str] = Field(min_length=1)
     weights: list[float] | None = None
-    depth: int = Field(100, gt=0)
+    depth: int | None = Field(None, gt=0, description="results taken from each input; default: the run's depth")
 
     @model_validator(mode="after")
     def _check_inputs(self) -> "FusionParams":
@@ -74,9 +77,17 @@ class FusionRetriever(Retriever):
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
         if not self.inputs:
             raise BenchError(f"retriever {self.name!r}: search() called before bind()")
-        per_input = [retriever.search(queries, self.params.depth) for retriever in self.inputs]
+        depth = self.params.depth or k
+        per_input = [retriever.search(queries, depth) for retriever in self.inputs]
         weights = self.weights()
-        return [ranking_from_pairs(self.fuse(list(lists), weights).items(), k) for lists in zip(*per_input)]
+        fused = []
+        for lists in zip(*per_input):
+            best_rank: dict[str, int] = {}
+            for ranking in lists:
+                for rank, chunk_id in enumerate(ranking.chunk_ids, start=1):
+                    best_rank[chunk_id] = min(rank, best_rank.get(chunk_id, rank))
+            fused.append(ranking_from_pairs(self.fuse(list(lists), weights).items(), k, tie_break=best_rank.__getitem__))
+        return fused
 
     @abstractmethod
     def fuse(self, rankings: list[Ranking], weights: list[float]) -> dict[str, float]:

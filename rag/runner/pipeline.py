@@ -17,14 +17,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pandas as pd
 
 from evaluation import answer_scores
 from evaluation.report import Comparison, StatisticsSettings, compare, write_comparison, write_html_report
 from evaluation.runs import ranked_lists_to_run
-from evaluation.trec_io import write_qrels, write_run
+from evaluation.ties import ties_crossing
+from evaluation.trec_io import encode_trec_id, write_qrels, write_run
 from rag.chunking import chunk_documents
 from rag.config import RunConfig
 from rag.data import Dataset, load_dataset
@@ -40,7 +40,7 @@ from rag.runner.rundir import RunDirectory, open_run_directory
 from rag.runner.scoring import RetrievalScorer, url_ranking
 from rag.runner.timing import StageTimer
 from rag.secrets import Redactor
-from rag.types import Chunk, Document, Question
+from rag.types import Chunk, Document, Question, gold_grades
 
 log = logging.getLogger(__name__)
 STATISTICS_INPUTS = ["generation_status", "retrieval_ms", "generation_s", "prompt_tokens", "completion_tokens"]
@@ -139,6 +139,11 @@ def _run_stages(
             by_text = retrieval.rankings(method, [q.text for q in questions])
             rankings[method][set_name] = {q.qid: by_text[q.text] for q in questions}
 
+    all_questions = [q.text for questions in question_sets.values() for q in questions]
+    with timer.stage("hnsw fidelity"):
+        fidelity = {m: f for m in methods if (f := retrieval.hnsw_fidelity(m, all_questions)) is not None}
+    manifest.update(hnsw_vs_exact=fidelity)
+
     chunk_by_id = {chunk.chunk_id: chunk for chunk in chunks}
     generations: dict[str, GenerationResult] = {}
     asked: dict[str, set[str]] = {name: set() for name in question_sets}
@@ -151,7 +156,7 @@ def _run_stages(
             GenerationRequest(
                 key=request_key(method, set_name, q.qid),
                 question=q.text,
-                contexts=[chunk_by_id[c].text for c in rankings[method][set_name][q.qid].chunk_ids],
+                contexts=[chunk_by_id[c].text for c in rankings[method][set_name][q.qid].chunk_ids[: config.top_k]],
             )
             for method in methods
             for set_name, questions in question_sets.items()
@@ -163,10 +168,13 @@ def _run_stages(
                 generations = generate_answers(generator, requests, options.progress)
 
     with timer.stage("evaluate"):
-        scorer = RetrievalScorer(chunks, config.evaluation.metrics, config.evaluation.levels, config.evaluation.convention)
+        scorer = RetrievalScorer(chunks, config.evaluation.metrics, config.evaluation.levels,
+                                 config.evaluation.convention, config.evaluation.ties)
         per_query = build_per_query(
             config, question_sets, methods, rankings, generations, asked, scorer, redactor
         )
+        tied = count_ties_crossing(rankings, [k for k in scorer.cutoffs() if k is not None])
+    manifest.update(lists_with_tie_crossing_cutoff=tied)
 
     with timer.stage("statistics"):
         settings = StatisticsSettings(
@@ -190,6 +198,12 @@ def _run_stages(
             "records skipped as invalid: " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),
             *(f"skipped: {example}" for example in dataset.skipped_examples[:5]),
             f"generation: {_generator_label(config)}; failures: {failures}",
+            "ranked lists in which a tie crosses a metric cut-off (their metrics depend on how ties are broken; "
+            f"evaluation.ties: {config.evaluation.ties}): "
+            + "; ".join(f"{method} " + ", ".join(f"{name} {n}" for name, n in by_set.items()) for method, by_set in tied.items()),
+            *(f"HNSW vs exact search ({name}, {f['questions']} sampled questions): recall@{f['k']} "
+              f"{f['recall_vs_exact']:.4f}, identical top-{f['k']} lists {f['identical_top_k']:.1%} "
+              "(HNSW builds are not bit-reproducible; search: exact is)" for name, f in fidelity.items()),
         ]
         write_html_report(
             run_dir.path / "report.html",
@@ -273,6 +287,20 @@ def cached_comparison(
     return comparison
 
 
+def count_ties_crossing(
+    rankings: Mapping[str, Mapping[str, Mapping[str, CachedRanking]]], cutoffs: Sequence[int]
+) -> dict[str, dict[str, int]]:
+    """Per method and question set: how many chunk lists hold a group of equally scored (float32)
+    chunks that straddles one of the cut-offs (:func:`evaluation.ties.ties_crossing`)."""
+    return {
+        method: {
+            set_name: sum(ties_crossing({qid: dict(zip(r.chunk_ids, r.scores)) for qid, r in by_qid.items()}, cutoffs).values())
+            for set_name, by_qid in by_set.items()
+        }
+        for method, by_set in rankings.items()
+    }
+
+
 def _generator_label(config: RunConfig) -> str:
     if config.generation is None:
         return "off"
@@ -304,14 +332,14 @@ def build_per_query(
     scorer: RetrievalScorer,
     redactor: Redactor,
 ) -> pd.DataFrame:
-    """One row per question x method: ids, gold and retrieved lists, every metric, the answer."""
+    """One row per question x method: ids, gold and retrieved lists (the top_k the generator sees),
+    the ranks of the gold pages and chunks within the whole ``depth`` list, every metric, the answer."""
     chunk_url = scorer.chunk_url
     normalization = config.evaluation.answer_normalization
     rows: list[dict[str, Any]] = []
     for set_name, questions in question_sets.items():
         for method in methods:
-            ranked = {qid: r.chunk_ids for qid, r in rankings[method][set_name].items()}
-            scores = scorer.score(questions, ranked)
+            scores = scorer.score(questions, rankings[method][set_name])
             for q in questions:
                 ranking = rankings[method][set_name][q.qid]
                 urls = url_ranking(ranking.chunk_ids, chunk_url)
@@ -322,9 +350,9 @@ def build_per_query(
                     "qid": q.qid,
                     "qtype": q.qtype,
                     "question": q.text,
-                    "gold_urls": json.dumps(q.gold_urls, ensure_ascii=False),
-                    "retrieved_urls": json.dumps(urls, ensure_ascii=False),
-                    "retrieved_chunks": json.dumps(ranking.chunk_ids, ensure_ascii=False),
+                    "gold_urls": json.dumps(q.relevance or q.gold_urls, ensure_ascii=False),
+                    "retrieved_urls": json.dumps(url_ranking(ranking.chunk_ids[: config.top_k], chunk_url), ensure_ascii=False),
+                    "retrieved_chunks": json.dumps(ranking.chunk_ids[: config.top_k], ensure_ascii=False),
                     "gold_url_ranks": json.dumps([i + 1 for i, url in enumerate(urls) if url in gold]),
                     "gold_chunk_ranks": json.dumps(
                         [i + 1 for i, chunk_id in enumerate(ranking.chunk_ids) if chunk_url[chunk_id] in gold]
@@ -366,11 +394,6 @@ def answer_fields(
     }
 
 
-def trec_id(identifier: str) -> str:
-    """An id safe for a white-space separated TREC file (percent-encoding; reserved characters kept)."""
-    return quote(identifier, safe="/:#?@!$&'()*+,;=[]~%")
-
-
 def write_outputs(
     run_dir: Path,
     config: RunConfig,
@@ -382,29 +405,43 @@ def write_outputs(
     comparison: Comparison,
     level: str,
 ) -> None:
-    """per_query.csv, comparison.{csv,md,json}, and under ``runs/`` the TREC run files (chunks and
-    URLs) and qrels (URL level; chunk level = chunks of the gold documents).
+    """per_query.csv, comparison.{csv,md,json}, and under ``runs/`` the TREC files
+    (docs/evaluation.md says how each number is reproduced from them):
 
-    TREC query ids are ``<set>/<qid>`` so one file holds every question set; TREC fields cannot hold
-    white space, so ids are percent-encoded (reserved characters and existing escapes kept: a URL stays as
-    it is, ``Ada Lovelace#0`` becomes ``Ada%20Lovelace#0``)."""
+    - ``<method>.trec``: every question's chunk list at full ``depth`` with the method's real
+      (float32) scores — fused scores for fusions — so runs can be re-fused or re-evaluated;
+    - ``<method>.url.trec``: the pages of the whole list, and ``<method>.url@k.trec`` for each
+      metric cut-off k: the pages among the first k chunks (the URL level's meaning), in order of
+      their best chunk (scores = list length - position, so every evaluator keeps that order);
+    - ``qrels.url.txt`` (gold URLs with their grades) and ``qrels.chunk.txt`` (the chunks of the
+      gold pages, with the page's grade).
+
+    TREC query ids are ``<set>/<qid>``; every id is written with :func:`evaluation.encode_trec_id`
+    (unchanged unless it holds white space, a control character or a backslash; never two ids in one)."""
     atomic_write_text(run_dir / "per_query.csv", per_query.to_csv(index=False))
     write_comparison(comparison, run_dir, config.evaluation.convention, level)
+    runs_dir = run_dir / "runs"
     chunk_url = scorer.chunk_url
-    for name, relevant_of in (("url", lambda q: q.gold_urls), ("chunk", scorer.chunk_groups)):
-        qrels = {
-            trec_id(f"{set_name}/{q.qid}"): {trec_id(item): 1 for group in relevant_of(q) for item in group}
-            for set_name, questions in question_sets.items()
-            for q in questions
-        }
-        write_qrels(qrels, run_dir / "runs" / f"qrels.{name}.txt")
+
+    def query_id(set_name: str, qid: str) -> str:
+        return encode_trec_id(f"{set_name}/{qid}")
+
+    url_qrels, chunk_qrels = {}, {}
+    for set_name, questions in question_sets.items():
+        for q in questions:
+            grades = gold_grades(q)
+            url_qrels[query_id(set_name, q.qid)] = {encode_trec_id(url): grade for url, grade in grades.items()}
+            chunk_qrels[query_id(set_name, q.qid)] = {
+                encode_trec_id(chunk_id): grade for url, grade in grades.items() for chunk_id in scorer.chunks_of_url.get(url, [])
+            }
+    write_qrels(url_qrels, runs_dir / "qrels.url.txt")
+    write_qrels(chunk_qrels, runs_dir / "qrels.chunk.txt")
     for method in methods:
-        chunk_lists = {
-            trec_id(f"{set_name}/{qid}"): ranking.chunk_ids
-            for set_name, by_qid in rankings[method].items()
-            for qid, ranking in by_qid.items()
-        }
-        url_lists = {qid: [trec_id(url) for url in url_ranking(ids, chunk_url)] for qid, ids in chunk_lists.items()}
-        chunk_lists = {qid: [trec_id(chunk_id) for chunk_id in ids] for qid, ids in chunk_lists.items()}
-        write_run(ranked_lists_to_run(chunk_lists), run_dir / "runs" / f"{method}.trec", tag=method)
-        write_run(ranked_lists_to_run(url_lists), run_dir / "runs" / f"{method}.url.trec", tag=method)
+        lists = {query_id(set_name, qid): ranking for set_name, by_qid in rankings[method].items()
+                 for qid, ranking in by_qid.items()}
+        chunk_run = {qid: {encode_trec_id(c): score for c, score in zip(r.chunk_ids, r.scores)} for qid, r in lists.items()}
+        write_run(chunk_run, runs_dir / f"{method}.trec", tag=method, keep_order=True)
+        for k in dict.fromkeys([None, *scorer.cutoffs()]):
+            pages = {qid: [encode_trec_id(url) for url in url_ranking(r.chunk_ids[:k], chunk_url)] for qid, r in lists.items()}
+            name = f"{method}.url.trec" if k is None else f"{method}.url@{k}.trec"
+            write_run(ranked_lists_to_run(pages), runs_dir / name, tag=method)

@@ -5,7 +5,8 @@
   crash or a kill is detected by the next run and rebuilt from scratch.
 - Retrieval cache: ``<cache_dir>/retrieval/<key>.json`` maps query text to its ranking and the
   measured search time; the key hashes the retriever's settings (and those of its fusion inputs),
-  the chunk set and ``k``. A re-run (or ``--resume``) searches only queries not yet cached, and a
+  the chunk set and the run's ``depth`` (every method keeps ``depth`` results, default 100;
+  ``top_k`` only decides what the generator receives and the headline cut-off). A re-run (or ``--resume``) searches only queries not yet cached, and a
   warm run does not even build the indexes.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import random
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -31,6 +33,7 @@ from rag.types import Chunk
 
 log = logging.getLogger(__name__)
 SEARCH_BATCH = 256
+FIDELITY_SAMPLE = 200
 
 
 @dataclass(frozen=True)
@@ -90,15 +93,18 @@ class RetrievalStage:
         self.index_root = config.cache_dir / "index"
         self.built: dict[str, Retriever] = {}
 
-    def rankings(self, name: str, queries: Sequence[str]) -> dict[str, CachedRanking]:
-        """The top-k ranking of every query (searched in batches, or read from the cache)."""
+    def _cache_path(self, name: str, suffix: str = "") -> Path:
         key = sha256_text(
             json.dumps(
-                {"retriever": spec_fingerprint(self.config, name), "chunks": self.chunks_fingerprint, "k": self.config.top_k},
+                {"retriever": spec_fingerprint(self.config, name), "chunks": self.chunks_fingerprint, "k": self.config.depth},
                 sort_keys=True,
             )
         )
-        cache = RetrievalCache(self.config.cache_dir / "retrieval" / f"{name}-{key[:24]}.json")
+        return self.config.cache_dir / "retrieval" / f"{name}-{key[:24]}{suffix}.json"
+
+    def rankings(self, name: str, queries: Sequence[str]) -> dict[str, CachedRanking]:
+        """The ranking of every query to the run's depth (searched in batches, or read from the cache)."""
+        cache = RetrievalCache(self._cache_path(name))
         missing = cache.missing(queries)
         if missing:
             retriever = self._indexed(name)
@@ -108,7 +114,7 @@ class RetrievalStage:
                     for start in range(0, len(missing), SEARCH_BATCH):
                         batch = missing[start : start + SEARCH_BATCH]
                         began = time.perf_counter()
-                        found = retriever.search(batch, self.config.top_k)
+                        found = retriever.search(batch, self.config.depth)
                         per_query_ms = (time.perf_counter() - began) * 1000.0 / len(batch)
                         for query, ranking in zip(batch, found, strict=True):
                             cache.entries[query] = CachedRanking(
@@ -119,6 +125,39 @@ class RetrievalStage:
                     bar.close()
                     cache.save()
         return {query: cache.entries[query] for query in queries}
+
+    def hnsw_fidelity(self, name: str, queries: Sequence[str], sample_size: int = FIDELITY_SAMPLE) -> dict | None:
+        """How close a dense retriever's approximate (HNSW) top-k is to exact search, measured on a
+        seeded sample of ``queries``: mean |HNSW top-k ∩ exact top-k| / k and the share of identical
+        top-k lists. None for retrievers without an approximate search. Cached with the rankings
+        (HNSW builds are not bit-reproducible: a rebuilt index is measured again)."""
+        spec = self.config.retriever(name)
+        if spec.type != "dense" or spec.params.search != "hnsw":
+            return None
+        distinct = sorted(set(queries))
+        sample = random.Random(self.config.seed).sample(distinct, min(sample_size, len(distinct)))
+        path = self._cache_path(name, ".fidelity")
+        key = sha256_text(json.dumps(sample))
+        if path.is_file():
+            try:
+                cached = json.loads(path.read_text(encoding="utf-8"))
+                if cached.get("sample_sha256") == key:
+                    return cached
+            except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as exc:
+                log.warning("ignoring unreadable fidelity cache %s (%s)", path, exc)
+        k = self.config.top_k
+        approximate = self.rankings(name, sample)
+        exact = self._indexed(name).search_exact(sample, k)
+        overlaps = [len(set(approximate[q].chunk_ids[:k]) & set(e.chunk_ids)) / max(len(e.chunk_ids), 1)
+                    for q, e in zip(sample, exact)]
+        identical = [approximate[q].chunk_ids[:k] == e.chunk_ids for q, e in zip(sample, exact)]
+        result = {
+            "questions": len(sample), "k": k, "sample_sha256": key,
+            "recall_vs_exact": sum(overlaps) / max(len(sample), 1),
+            "identical_top_k": sum(identical) / max(len(sample), 1),
+        }
+        atomic_write_json(path, result)
+        return result
 
     def _indexed(self, name: str) -> Retriever:
         """The retriever ``name``, indexed, with its fusion inputs indexed and bound first."""

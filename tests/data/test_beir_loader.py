@@ -39,8 +39,9 @@ def test_loads_beir(tmp_path):
         ("d3", "d3", "Paracetamol Paracetamol treats pain.")]
     questions = dataset.question_sets["test"]
     assert [q.qid for q in questions] == ["q1", "q2"]  # q3: other split; q4: no relevant document
-    assert questions[0].gold_urls == [["d1"]] and questions[0].metadata == {"src": "x", "relevance": {"d1": 1}}
-    assert questions[1].gold_urls == [["d3"], ["d2"]] and questions[1].metadata["relevance"] == {"d3": 2, "d2": 1}
+    assert questions[0].gold_urls == [["d1"]] and questions[0].metadata == {"src": "x"}
+    assert questions[0].relevance == {"d1": 1}
+    assert questions[1].gold_urls == [["d3"], ["d2"]] and questions[1].relevance == {"d3": 2, "d2": 1}
     assert {q.qtype for q in questions} == {"beir"} and {q.question_set for q in questions} == {"test"}
     assert dataset.source_files == [root / "corpus.jsonl", root / "queries.jsonl", root / "qrels" / "test.tsv"]
     train = load_dataset({"format": "beir", "path": "tiny", "split": "train", "title_in_text": False}, base_dir=tmp_path)

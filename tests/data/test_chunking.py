@@ -1,13 +1,15 @@
 """Chunking with the real all-MiniLM-L6-v2 tokenizer: budget, coverage, ids, overlap, min length."""
 
+import functools
+
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from rag.chunking import ChunkingConfig, chunk_documents
 from rag.data.sentences import split_sentences
 from rag.errors import ConfigError
 from rag.models import load_tokenizer
-from rag.types import Document
+from rag.types import Chunk, Document
 
 
 @pytest.fixture(scope="module")
@@ -23,15 +25,45 @@ def doc(text, doc_id="D"):
     return Document(doc_id, f"https://example.org/{doc_id}", doc_id, text)
 
 
-def locate(text, chunks):
-    """Character spans of the chunks in the document (chunks are verbatim slices, in order)."""
-    spans, start = [], 0
-    for chunk in chunks:
-        found = text.find(chunk.text, start)
-        assert found >= 0, f"chunk {chunk.chunk_id} is not a slice of the document"
-        spans.append((found, found + len(chunk.text)))
-        start = found
-    return spans
+def locate(text, chunks, overlap_fits):
+    """Character spans of the chunks as verbatim slices of the document, in order (each starts at or
+    after the previous one's start), together covering every non-space character, each overlap
+    between consecutive chunks satisfying ``overlap_fits(overlapping text)``; None if no placement
+    does. A chunk's text may occur more than once (a repeated word: 'e.g. e.g.'), so its first
+    occurrence need not be its place: the occurrences are searched depth-first, with backtracking."""
+    content_end = len(text.rstrip())
+
+    def next_content(position):  # the first non-space character at or after position
+        return len(text) - len(text[position:].lstrip())
+
+    @functools.cache
+    def place(index, previous_start, previous_end, covered):
+        if index == len(chunks):
+            return () if covered >= content_end else None
+        piece = chunks[index].text
+        latest = next_content(covered)  # starting later would leave a non-space character uncovered
+        found = text.find(piece, previous_start)
+        while 0 <= found <= latest:
+            if found >= previous_end or overlap_fits(text[found:previous_end]):
+                rest = place(index + 1, found, found + len(piece), max(covered, found + len(piece)))
+                if rest is not None:
+                    return ((found, found + len(piece)), *rest)
+            found = text.find(piece, found + 1)
+        return None
+
+    return place(0, 0, 0, 0)
+
+
+def test_locate_places_repeated_text_and_rejects_bad_chunkings():
+    text = "Thex0 photosynthesis, photosynthesis, e.g.."
+    pieces = [Chunk(f"D#{i}", "D", "u", piece, i, 0) for i, piece in enumerate(["Thex0 photosynthesis,", "photosynthesis,", "e.g.."])]
+    anything, nothing = (lambda overlap: True), (lambda overlap: False)
+    assert locate(text, pieces, nothing) == ((0, 21), (22, 37), (38, 43))  # the repeat is the second occurrence
+    assert locate(text, [pieces[0], pieces[2]], anything) is None  # a non-space character left uncovered
+    assert locate(text, [pieces[2], pieces[0]], anything) is None  # out of order
+    overlapping = [pieces[0], Chunk("D#1", "D", "u", "photosynthesis, photosynthesis, e.g..", 1, 0)]
+    assert locate(text, overlapping, anything) == ((0, 21), (6, 43))
+    assert locate(text, overlapping, nothing) is None  # the overlap is over budget
 
 
 def test_sentences_split_with_abbreviations():
@@ -106,6 +138,7 @@ texts_strategy = st.lists(st.lists(st.integers(0, len(WORDS) - 1), min_size=1, m
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts=st.lists(texts_strategy.map(make_text), min_size=1, max_size=3),
        max_tokens=st.integers(8, 80), overlap_fraction=st.floats(0, 0.9), min_tokens=st.integers(0, 10))
+@example(texts=[make_text([[0, 12, 12, 9]])], max_tokens=8, overlap_fraction=0.0, min_tokens=0)  # a repeated word
 def test_chunking_properties(tokenizer, texts, max_tokens, overlap_fraction, min_tokens):
     config = ChunkingConfig(max_tokens=max_tokens, overlap_tokens=int(overlap_fraction * (max_tokens - 1)),
                             min_tokens=min(min_tokens, max_tokens))
@@ -118,14 +151,9 @@ def test_chunking_properties(tokenizer, texts, max_tokens, overlap_fraction, min
         assert [c.chunk_id for c in own] == [f"{document.doc_id}#{i}" for i in range(len(own))]
         for chunk in own:
             assert chunk.n_tokens == n_tokens(tokenizer, chunk.text) <= max_tokens
-        spans = locate(document.text, own)
-        covered = set()
-        for start, end in spans:
-            covered.update(range(start, end))
-        assert all(i in covered for i, ch in enumerate(document.text) if not ch.isspace())
+        # verbatim, in order, covering the document; repeated text stays within the overlap budget
+        spans = locate(document.text, own, lambda overlap: n_tokens(tokenizer, overlap) <= config.overlap_tokens)
+        assert spans is not None, f"chunks {[c.text for c in own]} are not such slices of {document.text!r}"
         for sentence in split_sentences(document.text):
             if n_tokens(tokenizer, sentence) <= max_tokens:
                 assert any(sentence in c.text for c in own)
-        for (_, previous_end), (start, _) in zip(spans, spans[1:]):
-            if start < previous_end:  # overlap: repeated text stays within the overlap budget
-                assert n_tokens(tokenizer, document.text[start:previous_end]) <= config.overlap_tokens

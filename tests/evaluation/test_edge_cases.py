@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation import evaluate_run, retrieval_scores, to_document_ranking, to_document_run
+from evaluation import compare_methods, evaluate_run, retrieval_scores, to_document_ranking, to_document_run
 
-KEYS = {"precision", "recall", "f1", "hit", "mrr", "map", "ndcg"}
+KEYS = {"precision", "recall", "f1", "hit", "mrr", "map", "ndcg", "complete"}
 
 
 @pytest.mark.parametrize("convention", ["trec", "autorag"])
@@ -23,6 +23,31 @@ def test_empty_retrieved_list_scores_zero(convention):
 @pytest.mark.parametrize("truth", [[], {}, {"a": 0, "b": -1}])
 def test_empty_ground_truth_is_undefined(truth, convention):
     assert retrieval_scores(truth, ["a", "b"], convention=convention) == dict.fromkeys(KEYS)
+
+
+# AutoRAG (autorag/schema/metricinput.py, MetricInput.is_fields_notnone via the autorag_metric
+# decorator): retrieval_gt fails when it, a group or an id is empty, or an id is only white space;
+# every metric of that query is then None.
+@pytest.mark.parametrize("truth", [[[]], [["a"], []], [""], [["a", ""]], [["a"], [" "]], ["\t"], {"": 1}])
+def test_autorag_blank_ground_truth_is_undefined(truth):
+    assert retrieval_scores(truth, ["a", "b"], k=2, convention="autorag") == dict.fromkeys(KEYS)
+
+
+def test_autorag_blank_ground_truth_is_left_out_of_means_and_counted():
+    qrels = {"q1": [["a"]], "q2": [["b"], []], "q3": [["", "c"]]}
+    run = {"q1": {"a": 1.0}, "q2": {"b": 1.0}, "q3": {"c": 1.0}}
+    table = evaluate_run(qrels, run, ["recall", "mrr"], convention="autorag")
+    assert table.loc["q1"].tolist() == [1.0, 1.0]
+    assert table.loc[["q2", "q3"]].isna().all().all()
+    long = pd.concat([table.assign(method=name) for name in ("x", "y")]).reset_index()
+    summary, _ = compare_methods(long, "recall")
+    assert summary["n"].tolist() == [1, 1] and summary["n_undefined"].tolist() == [2, 2]
+
+
+def test_trec_keeps_empty_groups_an_error_and_blank_ids_as_ids():
+    with pytest.raises(ValueError, match=r"ground_truth\[1\].*empty"):
+        retrieval_scores([["a"], []], ["a"])
+    assert retrieval_scores([""], ["", "a"])["mrr"] == 1.0  # trec_eval has no notion of a blank id
 
 
 @pytest.mark.parametrize("convention", ["trec", "autorag"])
@@ -47,7 +72,7 @@ def test_graded_ndcg_and_cutoffs_hand_computed():
     assert at2["ndcg"] == pytest.approx((2 / math.log2(3)) / (3 + 2 / math.log2(3)))
     assert at2["map"] == pytest.approx((1 / 2) / 2) and at2["mrr"] == 0.5 and at2["hit"] == 1.0
     assert retrieval_scores(truth, ranked, k=1) == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "hit": 0.0,
-                                                     "mrr": 0.0, "map": 0.0, "ndcg": 0.0}
+                                                     "mrr": 0.0, "map": 0.0, "ndcg": 0.0, "complete": 0.0}
 
 
 def test_unicode_ids_and_numpy_arrays():
@@ -122,7 +147,7 @@ def test_evaluate_run_shapes_rows_and_aliases():
     assert table.loc["q2"].tolist() == [0.5, 1.0, 1.0]
     assert table.loc["q3"].tolist() == [0.0, 0.0, 0.0]  # missing from the run: scored 0, not skipped
     assert table.loc[["q0", "q9"]].isna().all().all()  # no relevant id: undefined
-    assert table.attrs == {"convention": "trec", "level": "chunk"}
+    assert table.attrs == {"convention": "trec", "level": "chunk", "ties": "id"}
 
 
 def test_ties_are_broken_by_doc_id_descending():

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 import pytrec_eval
+from hypothesis import given, settings, strategies as st
 
-from evaluation import read_qrels, read_run, write_qrels, write_run
+from evaluation import decode_trec_id, encode_trec_id, read_qrels, read_run, write_qrels, write_run
 from rag.errors import DataError
 
 
@@ -53,3 +56,63 @@ def test_bad_qrels_and_unwritable_values(tmp_path):
         write_run({"q 1": {"a": 1.0}}, tmp_path / "r.txt")
     with pytest.raises(ValueError, match="integer grades"):
         write_qrels({"q": {"a": 0.5}}, tmp_path / "q.txt")
+
+
+AWKWARD_IDS = ["q 1", "q%201", "q\t1", "https://en.wikipedia.org/wiki/Caf%C3%A9", "Café#0", "a#b", "100%",
+               "\\", "\\x20", "a\\b", "東京\u3000駅", "nul\x00", "line\nbreak", "nbsp\xa0", "%", "\ud800"]
+
+
+def test_encoding_keeps_safe_ids_and_separates_the_colliding_pairs():
+    assert encode_trec_id("https://en.wikipedia.org/wiki/Caf%C3%A9") == "https://en.wikipedia.org/wiki/Caf%C3%A9"
+    assert encode_trec_id("Café#0") == "Café#0"
+    assert encode_trec_id("q 1") == "q\\x201" != encode_trec_id("q%201") == "q%201"
+    base = "https://en.wikipedia.org/wiki/"
+    assert encode_trec_id(base + "a b") != encode_trec_id(base + "a%20b") == base + "a%20b"
+    assert len({encode_trec_id(i) for i in AWKWARD_IDS}) == len(AWKWARD_IDS)
+    with pytest.raises(ValueError, match="empty"):
+        encode_trec_id("")
+    with pytest.raises(ValueError, match="backslash"):
+        decode_trec_id("a\\b")
+
+
+def _needs_escape(character):
+    """Independent definition: what str.split separates on, control characters, surrogates, backslash."""
+    return character.isspace() or unicodedata.category(character) in ("Cc", "Cs") or character == "\\"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.characters(exclude_categories=()), min_size=1))  # surrogates included
+def test_encoding_is_injective_safe_and_minimal(identifier):
+    encoded = encode_trec_id(identifier)
+    assert decode_trec_id(encoded) == identifier  # a left inverse: the encoding is injective
+    assert encoded.split() == [encoded] and "\x00" not in encoded
+    encoded.encode("utf-8")
+    if not any(_needs_escape(c) for c in identifier):
+        assert encoded == identifier
+
+
+def test_colliding_ids_stay_two_queries_in_the_files(tmp_path):
+    qrels = {encode_trec_id(qid): {encode_trec_id(url): 1} for qid, url in [("q 1", "x/a b"), ("q%201", "x/a%20b")]}
+    written = read_qrels(write_qrels(qrels, tmp_path / "qrels.txt"))
+    assert len(written) == 2 and written == qrels
+
+
+def test_awkward_ids_round_trip_through_the_files(tmp_path):
+    run = {qid: {doc: float(i * 100 + j) for j, doc in enumerate(AWKWARD_IDS)} for i, qid in enumerate(AWKWARD_IDS)}
+    encoded = {encode_trec_id(q): {encode_trec_id(d): s for d, s in docs.items()} for q, docs in run.items()}
+    read = read_run(write_run(encoded, tmp_path / "run.txt"))
+    assert {decode_trec_id(q): {decode_trec_id(d): s for d, s in docs.items()} for q, docs in read.items()} == run
+    qrels = {qid: {doc: 1 for doc in AWKWARD_IDS} for qid in AWKWARD_IDS}
+    read_back = read_qrels(write_qrels({encode_trec_id(q): {encode_trec_id(d): g for d, g in docs.items()}
+                                        for q, docs in qrels.items()}, tmp_path / "qrels.txt"))
+    assert {decode_trec_id(q): {decode_trec_id(d): g for d, g in docs.items()} for q, docs in read_back.items()} == qrels
+
+
+@pytest.mark.parametrize("bad", ["q 1", "", "a\tb", "a\\b", "a\\x41", "a\\u0020", "nul\x00"])
+def test_writers_refuse_ids_not_in_encoded_form(tmp_path, bad):
+    with pytest.raises(ValueError, match="not a TREC id"):
+        write_run({bad: {"d": 1.0}}, tmp_path / "run.txt")
+    with pytest.raises(ValueError, match="not a TREC id"):
+        write_run({"q": {bad: 1.0}}, tmp_path / "run.txt")
+    with pytest.raises(ValueError, match="not a TREC id"):
+        write_qrels({"q": {bad: 1}}, tmp_path / "qrels.txt")

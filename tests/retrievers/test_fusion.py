@@ -59,7 +59,8 @@ def test_rrf_depth_limits_each_input_and_ties_break_by_id():
     lists = {name: FixedLists(name, pairs) for name, pairs in inputs.items()}
     retriever.bind(lists)
     (ranking,) = retriever.search(["q"], 10)
-    assert ranking.chunk_ids == ["x", "y"] and ranking.scores == [1 / 61, 1 / 61]
+    # x and y tie (1/61, both at rank 1 of their input): the chunk id rule, descending, decides.
+    assert ranking.chunk_ids == ["y", "x"] and ranking.scores == pytest.approx([1 / 61, 1 / 61], rel=1e-7)
     assert lists["a"].asked_k == [1] and lists["b"].asked_k == [1]
 
 
@@ -71,6 +72,7 @@ def test_rrf_of_three_inputs():
 
 def test_convex_minmax_alpha_by_hand():
     # A -> x 1, y 0.5, z 0; B -> y 1, w 0; a chunk missing from a list gets that list's minimum (0).
+    # w and z tie at 0: w was rank 2 of B, z rank 3 of A, so w goes first although "z" > "w".
     half = fused("convex", {"alpha": 0.5}, {"a": A, "b": B})
     assert half.chunk_ids == ["y", "x", "w", "z"]
     assert half.scores == pytest.approx([0.75, 0.5, 0.0, 0.0])

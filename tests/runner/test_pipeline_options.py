@@ -37,4 +37,4 @@ def test_methods_limit_and_overrides(tmp_path: Path) -> None:
     assert manifest["config"]["limit"] == 2 and manifest["config"]["generation"] is None
     assert manifest["retrievers_resolved"]["bm25b"]["b"] == 0.3
     assert sorted(p.name for p in (tmp_path / "run" / "runs").iterdir()) == [
-        "fused.trec", "fused.url.trec", "qrels.chunk.txt", "qrels.url.txt"]
+        "fused.trec", "fused.url.trec", "fused.url@3.trec", "qrels.chunk.txt", "qrels.url.txt"]

@@ -1,6 +1,7 @@
-"""configs/smoke.yaml end to end with the real parts: MiniLM + Chroma, BM25, RRF, the extractive
-generator. One run is shared by the assertions; results are checked against independent oracles
-(pytrec_eval on the written TREC files, and a hand-written MRR / recall over the per-query lists)."""
+"""configs/smoke.yaml end to end with the real parts: MiniLM + Chroma, BM25, RRF, convex, the
+extractive generator. One run is shared by the assertions; results are checked against independent
+oracles (pytrec_eval on the written TREC files, ranx.fuse over the exported input runs, and a
+hand-written MRR / recall over the per-query lists)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,20 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import pytrec_eval
 
-from evaluation import read_qrels, read_run
+from evaluation import ranked_ids, ranked_lists_to_run, read_qrels, read_run
 from rag.cli import main
 
 from .conftest import REPO, SMOKE_CONFIG
 
 pytestmark = pytest.mark.slow
-METHODS = ["dense", "bm25", "rrf"]
-METRICS = ["mrr", "recall@10", "ndcg@10", "map@10", "p@10", "hit@10", "em", "f1"]
+METHODS = ["dense", "bm25", "rrf", "convex"]
+METRICS = ["mrr@10", "recall@10", "ndcg@10", "map@10", "p@10", "hit@10", "complete@10", "em", "f1"]
+DEPTH = 48  # depth 100, but the smoke corpus has 48 chunks: every list holds all of them
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +43,7 @@ def test_output_files(smoke: Path) -> None:
     run = smoke / "run"
     expected = {"comparison.csv", "comparison.md", "comparison.json", "per_query.csv", "report.html", "manifest.json",
                 "plan.json", "runs/qrels.url.txt", "runs/qrels.chunk.txt"}
-    expected |= {f"runs/{m}.trec" for m in METHODS} | {f"runs/{m}.url.trec" for m in METHODS}
+    expected |= {f"runs/{m}{suffix}" for m in METHODS for suffix in (".trec", ".url.trec", ".url@10.trec")}
     assert expected <= set(digest_tree(run))
     assert not list(run.rglob("*.tmp"))  # atomic writes leave no temporaries
 
@@ -49,7 +52,7 @@ def test_comparison_columns_and_sane_values(smoke: Path) -> None:
     table = pd.read_csv(smoke / "run" / "comparison.csv")
     assert table["method"].tolist() == METHODS
     for column in ["failures", "answered", "retrieval_ms_per_query", "generation_s_per_question", "prompt_tokens",
-                   "completion_tokens", "mrr_beats"]:
+                   "completion_tokens", "mrr@10_beats"]:
         assert column in table
     for metric in METRICS:
         assert table[metric].between(0, 1).all(), metric
@@ -57,13 +60,15 @@ def test_comparison_columns_and_sane_values(smoke: Path) -> None:
         assert (table[metric] <= table[f"{metric}_ci_high"] + 1e-12).all(), metric
     assert (table["failures"] == 0).all() and (table["answered"] == 30).all()
     markdown = (smoke / "run" / "comparison.md").read_text()
-    assert "| rrf (c)" in markdown and "Holm" in markdown
+    assert "| rrf (c)" in markdown and "| convex (d)" in markdown and "Holm" in markdown
 
 
-def hand_mrr_recall(gold_groups: list[list[str]], urls: list[str], k: int = 10) -> tuple[float, float]:
+def hand_mrr_recall_complete(gold_groups: list[list[str]], urls: list[str]) -> tuple[float, float, float]:
+    """MRR@10, recall@10 and complete@10 over the pages of the first 10 chunks (per_query's retrieved_urls)."""
     relevant = {u for group in gold_groups for u in group}
-    ranks = [i + 1 for i, u in enumerate(urls[:k]) if u in relevant]
-    return (1.0 / ranks[0] if ranks else 0.0), len(ranks) / len(relevant)
+    ranks = [i + 1 for i, u in enumerate(urls) if u in relevant]
+    complete = all(any(u in urls for u in group) for group in gold_groups)
+    return (1.0 / ranks[0] if ranks else 0.0), len(ranks) / len(relevant), float(complete)
 
 
 def test_per_query_rows_match_hand_computed_metrics(smoke: Path) -> None:
@@ -73,26 +78,83 @@ def test_per_query_rows_match_hand_computed_metrics(smoke: Path) -> None:
                    "error", "retrieval_ms", "generation_status", *METRICS]:
         assert column in per_query
     for row in per_query.to_dict("records"):
-        mrr, recall = hand_mrr_recall(json.loads(row["gold_urls"]), json.loads(row["retrieved_urls"]))
-        assert row["mrr"] == pytest.approx(mrr) and row["recall@10"] == pytest.approx(recall)
+        assert len(json.loads(row["retrieved_chunks"])) == 10  # what the generator saw (top_k)
+        mrr, recall, complete = hand_mrr_recall_complete(json.loads(row["gold_urls"]), json.loads(row["retrieved_urls"]))
+        assert row["mrr@10"] == pytest.approx(mrr) and row["recall@10"] == pytest.approx(recall)
+        assert row["complete@10"] == complete
     table = pd.read_csv(smoke / "run" / "comparison.csv").set_index("method")
-    means = per_query.groupby("method")["mrr"].mean()
+    means = per_query.groupby("method")["mrr@10"].mean()
     for method in METHODS:
-        assert table.loc[method, "mrr"] == pytest.approx(means[method])
+        assert table.loc[method, "mrr@10"] == pytest.approx(means[method])
 
 
-def test_trec_files_agree_with_pytrec_eval(smoke: Path) -> None:
-    qrels = read_qrels(smoke / "run" / "runs" / "qrels.url.txt")
+PYTREC = {"mrr@10": "recip_rank", "recall@10": "recall_10", "ndcg@10": "ndcg_cut_10", "map@10": "map_cut_10",
+          "p@10": "P_10", "hit@10": "success_10"}
+
+
+def test_trec_files_reproduce_every_metric_with_pytrec_eval(smoke: Path) -> None:
+    """docs/evaluation.md's recipe: URL-level metric@10 = trec_eval on <method>.url@10.trec (the pages
+    of the first 10 chunks); chunk level = trec_eval on the full-depth <method>.trec with real scores."""
+    runs = smoke / "run" / "runs"
     per_query = pd.read_csv(smoke / "run" / "per_query.csv")
+    url_qrels, chunk_qrels = read_qrels(runs / "qrels.url.txt"), read_qrels(runs / "qrels.chunk.txt")
+    inputs = [read_run(runs / "dense.trec"), read_run(runs / "bm25.trec")]
     for method in METHODS:
-        run = read_run(smoke / "run" / "runs" / f"{method}.url.trec")
-        measures = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "recall_10", "ndcg_cut_10"}).evaluate(run)
         ours = per_query[per_query["method"] == method].set_index("qid")
-        for trec_qid, values in measures.items():
-            qid = trec_qid.split("/", 1)[1]
-            assert ours.loc[qid, "mrr"] == pytest.approx(values["recip_rank"])
-            assert ours.loc[qid, "recall@10"] == pytest.approx(values["recall_10"])
-            assert ours.loc[qid, "ndcg@10"] == pytest.approx(values["ndcg_cut_10"])
+        chunk_run = read_run(runs / f"{method}.trec")  # dicts in file order = our rank order
+        assert {len(scores) for scores in chunk_run.values()} == {DEPTH}  # full depth, not top_k
+        # Rules 1 and 3 of the tie rule are trec_eval's: its order of our scores is our order, except
+        # where a fusion's rule 2 (best input rank) decided a tie; those lists are evaluated in file order.
+        reordered = {qid for qid, scores in chunk_run.items() if list(scores) != ranked_ids(scores)}
+        assert not reordered or method in ("rrf", "convex"), method
+        for qid in reordered:
+            order, best = list(chunk_run[qid]), best_input_rank([run[qid] for run in inputs])
+            assert all(best[a] <= best[b] for a, b in zip(order, order[1:])
+                       if np.float32(chunk_run[qid][a]) == np.float32(chunk_run[qid][b]))
+            chunk_run[qid] = ranked_lists_to_run({qid: order})[qid]
+        for qrels, run, prefix in ((url_qrels, read_run(runs / f"{method}.url@10.trec"), ""),
+                                   (chunk_qrels, chunk_run, "chunk:")):
+            measures = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC.values())).evaluate(run)
+            assert len(measures) == 30
+            for trec_qid, values in measures.items():
+                qid = trec_qid.split("/", 1)[1]
+                for ours_name, trec_name in PYTREC.items():
+                    assert ours.loc[qid, prefix + ours_name] == pytest.approx(values[trec_name], abs=1e-12), (
+                        method, qid, prefix + ours_name)
+
+
+def best_input_rank(runs: list[dict[str, float]]) -> dict[str, int]:
+    best: dict[str, int] = {}
+    for run in runs:
+        for rank, doc in enumerate(sorted(run, key=lambda d: (np.float32(run[d]), d), reverse=True), start=1):
+            best[doc] = min(rank, best.get(doc, rank))
+    return best
+
+
+@pytest.mark.parametrize(("method", "ranx_method", "params"), [
+    ("rrf", "rrf", {"k": 60}),
+    ("convex", "wsum", {"weights": [0.5, 0.5]}),
+])
+def test_ranx_fuse_over_exported_inputs_reproduces_our_fusions(smoke: Path, method: str, ranx_method: str,
+                                                               params: dict) -> None:
+    """ranx.fuse (its own RRF / min-max weighted sum) over our exported dense and bm25 files gives our
+    fused scores; ordered by the documented rule (score, best input rank, id descending) and cut to
+    depth, they give our fused lists. RRF reads ranks, and ranx ranks equally scored items in an order
+    of its own (its sort is not stable), so its inputs are the files' rank order (docs/evaluation.md)."""
+    from ranx import Run, fuse
+
+    runs = smoke / "run" / "runs"
+    inputs = [read_run(runs / "dense.trec"), read_run(runs / "bm25.trec")]
+    given = [ranked_lists_to_run({q: list(s) for q, s in run.items()}) if method == "rrf" else run for run in inputs]
+    fused = fuse([Run(given[0]), Run(given[1])], norm="min-max" if method == "convex" else None,
+                 method=ranx_method, params=params).to_dict()
+    ours = read_run(runs / f"{method}.trec")
+    for qid, scores in ours.items():
+        theirs = {doc: float(np.float32(score)) for doc, score in fused[qid].items()}
+        best = best_input_rank([run[qid] for run in inputs])
+        expected = sorted(sorted(theirs, reverse=True), key=lambda doc: (-theirs[doc], best[doc]))[:DEPTH]
+        assert list(scores) == expected, qid  # read_run keeps file order = our rank order
+        assert [scores[doc] for doc in expected] == [theirs[doc] for doc in expected]
 
 
 def test_manifest_records_the_run(smoke: Path) -> None:
@@ -104,6 +166,11 @@ def test_manifest_records_the_run(smoke: Path) -> None:
     assert manifest["data"]["skipped_invalid"] == {}
     assert {"load", "chunk", "index:dense", "retrieve:dense", "generate", "evaluate", "report"} <= set(manifest["timings"])
     assert manifest["packages"]["chromadb"]
+    fidelity = manifest["hnsw_vs_exact"]
+    assert set(fidelity) == {"dense"}  # the only approximate search of the smoke config
+    assert fidelity["dense"]["questions"] == 30 and fidelity["dense"]["k"] == 10
+    assert 0.9 <= fidelity["dense"]["recall_vs_exact"] <= 1.0  # 41 documents: HNSW is (near) exact
+    assert "HNSW vs exact search (dense, 30 sampled questions)" in (smoke / "run" / "report.html").read_text()
 
 
 def test_warm_second_run_reuses_caches_and_leaves_the_first_run_alone(smoke: Path) -> None:
