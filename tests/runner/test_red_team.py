@@ -326,7 +326,7 @@ def test_smoke_run_leaks_no_planted_secret_then_survives_damaged_caches(tmp_path
             return done
 
         first = smoke_run("first", server.base_url)
-        assert server.stats.completions_requests == 90
+        sent = server.stats.completions_requests  # one per distinct prompt
 
         database = next((tmp_path / "cache").rglob("chroma.sqlite3"))
         database.write_bytes(database.read_bytes()[: database.stat().st_size // 2])
@@ -335,13 +335,15 @@ def test_smoke_run_leaks_no_planted_secret_then_survives_damaged_caches(tmp_path
         for path in (tmp_path / "cache" / "retrieval").iterdir():  # so that both indexes are needed again
             path.unlink()
         second = smoke_run("second", server.base_url.replace("http://", f"http://bench-user:{URL_PASSWORD}@"))
-        assert server.stats.completions_requests == 180  # another endpoint identity: answered anew
+        assert server.stats.completions_requests == 2 * sent  # another endpoint identity: answered anew
 
     assert "Chroma store" in second.stderr and "BM25 index cache" in second.stderr and "Traceback" not in second.stderr
     one, two = (pd.read_csv(tmp_path / name / "per_query.csv", keep_default_na=False) for name in ("first", "second"))
     pd.testing.assert_series_equal(one["retrieved_chunks"], two["retrieved_chunks"])  # same results after repair
-    assert one["answer"].str.endswith("(you sent Bearer [REDACTED])").all()  # the server echoed the key
-    assert two["answer"].str.endswith("(you sent Basic [REDACTED])").all()  # ... and the URL credentials
+    answered = one["generation_status"] == "answered"
+    assert answered.sum() >= sent > 0 and (one["generation_status"] != "failed").all()
+    assert one["answer"][answered].str.endswith("(you sent Bearer [REDACTED])").all()  # the server echoed the key
+    assert two["answer"][answered].str.endswith("(you sent Basic [REDACTED])").all()  # ... and the URL credentials
     assert "http://[REDACTED]@127.0.0.1" in (tmp_path / "second" / "plan.json").read_text()
 
     written = [path for path in tmp_path.rglob("*") if path.is_file()]
