@@ -31,19 +31,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from rag.progress import progress as progress_bar
+from pydantic import ConfigDict, Field, model_validator
 
 from rag.data.sentences import sentence_spans
 from rag.errors import BenchError, ConfigError
 from rag.models import DEFAULT_EMBEDDING_MODEL, load_tokenizer, resolve_embedding_model
+from rag.progress import progress as progress_bar
 from rag.types import Chunk, Document
+from rag.validation import ConfigModel
 
 
-class ChunkingConfig(BaseModel):
+class ChunkingConfig(ConfigModel):
     """Chunking settings. Token counts exclude the tokenizer's special tokens."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     max_tokens: int = Field(254, ge=8, description="token budget of one chunk (without [CLS]/[SEP])")
     overlap_tokens: int = Field(50, ge=0, description="at most this many tokens of whole sentences repeated")

@@ -1,9 +1,19 @@
 """The run configuration: one pydantic model tree loaded from YAML.
 
-Every model forbids unknown keys. :func:`load_config` turns any validation failure into a
-:class:`rag.errors.ConfigError` naming the dotted key path (e.g. ``retrievers.2.params.k1``) and what
-was expected, applies ``--set dotted.key=value`` overrides (values parsed as YAML) before validation,
-and resolves relative paths against the directory of the config file.
+Every model forbids unknown keys and refuses booleans for numbers (:class:`rag.validation.ConfigModel`).
+:func:`load_config` reads the YAML strictly (a duplicated key is an error; a syntax error names file,
+line and column), applies ``--set dotted.key=value`` overrides (values parsed as YAML), validates once
+— each retriever's ``params`` become its type's ``Params`` model here, nowhere else — and turns any
+failure into a :class:`rag.errors.ConfigError` naming the dotted key path (e.g.
+``retrievers.bm25.params.k1``, see :mod:`rag.validation`) and what was expected; then it resolves
+relative paths against the directory of the config file.
+
+Names become directory and file names, so the run's ``name`` is one ``[A-Za-z0-9][A-Za-z0-9_.-]*``
+word (``..`` or ``.`` cannot move a run out of ``output_dir``); a retriever's name is also a key in
+paths such as ``retrievers.bm25.params.k1``, so it has no dots: ``[A-Za-z0-9][A-Za-z0-9_-]*``.
+``output_dir`` and ``cache_dir`` may not be the file-system root: a run there would create
+top-level folders (``/smoke``, ``/index``), which is never intended (typically an empty variable in a
+path); refusing it is safer than guessing another place.
 
 Defaults: ``top_k`` 10, ``cache_dir`` ``~/.cache/rag-bench`` (override it per config; the shipped
 configs use ``.cache/`` at the repository root), ``output_dir`` ``runs`` next to the config file.
@@ -11,14 +21,14 @@ configs use ``.cache/`` at the repository root), ``output_dir`` ``runs`` next to
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import (
-    BaseModel, ConfigDict, Field, PositiveInt, RootModel, ValidationError, ValidationInfo, field_validator, model_validator,
+    BaseModel, ConfigDict, Field, PositiveInt, SerializeAsAny, ValidationError, ValidationInfo, field_validator,
+    model_validator,
 )
 
 from rag.chunking import ChunkingConfig
@@ -26,25 +36,24 @@ from rag.data import DatasetConfig
 from rag.errors import ConfigError
 from rag.generation import GeneratorConfig
 from rag.retrievers.base import RETRIEVERS, RetrieverParams
+from rag.validation import ENTRY_NAME_PATTERN, ConfigModel, config_error_from_validation, entry_label
 
 DEFAULT_CACHE_DIR = Path("~/.cache/rag-bench")
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class StrictModel(ConfigModel):
+    model_config = ConfigDict(frozen=True)
 
 
 class RetrieverSpec(StrictModel):
     """One configured retrieval method: a unique ``name`` (used in reports), a registered ``type``
-    (``dense``, ``bm25``, ``rrf``, ``convex``, ...) and that type's parameters."""
+    (``dense``, ``bm25``, ``rrf``, ``convex``, ...) and that type's parameters, validated into the
+    type's own ``Params`` model when the config is loaded."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(pattern=ENTRY_NAME_PATTERN)
     type: str
-    params: dict[str, Any] = Field(default_factory=dict)
-
-    def validated_params(self) -> RetrieverParams:
-        """The parameters validated by the type's own ``Params`` model (raises ValidationError)."""
-        return RETRIEVERS.get(self.type).Params.model_validate(self.params)
+    params: SerializeAsAny[RetrieverParams]
 
 
 class GenerationSection(StrictModel):
@@ -93,20 +102,41 @@ class EvaluationSection(StrictModel):
 class RunConfig(StrictModel):
     """A whole benchmark run."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(pattern=NAME_PATTERN)
     seed: int = 0
     dataset: DatasetConfig
-    question_sets: list[str] | None = None
+    question_sets: list[str] | None = Field(None, min_length=1)
     limit: PositiveInt | None = None
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
     retrievers: list[RetrieverSpec] = Field(min_length=1)
-    methods: list[str] | None = None
+    methods: list[str] | None = Field(None, min_length=1)
     top_k: PositiveInt = 10
     depth: PositiveInt = 100
     generation: GenerationSection | None = None
     evaluation: EvaluationSection = Field(default_factory=EvaluationSection)
     output_dir: Path = Path("runs")
     cache_dir: Path = DEFAULT_CACHE_DIR
+
+    @field_validator("retrievers", mode="before")
+    @classmethod
+    def _typed_params(cls, specs: Any) -> Any:
+        """Validate each retriever's ``params`` with its registered type's ``Params``. Raises
+        :class:`ConfigError` directly (pydantic lets non-ValueError exceptions through), so the key
+        path points inside ``params`` and the allowed keys are the type's own."""
+        if not isinstance(specs, list):
+            return specs
+        typed = []
+        for index, raw in enumerate(specs):
+            if isinstance(raw, Mapping) and isinstance(raw.get("type"), str):
+                prefix = f"retrievers.{entry_label(raw, index)}"
+                params_class = RETRIEVERS.get(raw["type"], key=f"{prefix}.type").Params
+                params = raw.get("params") or {}
+                try:
+                    raw = {**raw, "params": params_class.model_validate(params)}
+                except ValidationError as exc:
+                    raise config_error_from_validation(exc, params, params_class, prefix=f"{prefix}.params") from None
+            typed.append(raw)
+        return typed
 
     @field_validator("retrievers")
     @classmethod
@@ -128,8 +158,16 @@ class RunConfig(StrictModel):
         return methods
 
     @model_validator(mode="after")
-    def _retrievers_resolve(self) -> "RunConfig":
-        _check_retriever_specs(self.retrievers)
+    def _fusion_inputs_configured(self) -> "RunConfig":
+        names = {spec.name for spec in self.retrievers}
+        for spec in self.retrievers:
+            missing = [needed for needed in spec.params.requires() if needed not in names]
+            if missing:
+                raise ConfigError(
+                    f"retrievers.{spec.name}.params.retrievers",
+                    f"retriever {spec.name!r} fuses {missing}, which are not configured; "
+                    f"expected names among {sorted(names)}",
+                )
         return self
 
     @model_validator(mode="after")
@@ -154,28 +192,6 @@ class RunConfig(StrictModel):
         return next(spec for spec in self.retrievers if spec.name == name)
 
 
-def _check_retriever_specs(specs: Sequence[RetrieverSpec]) -> None:
-    """Known type, valid params, and fusion inputs that name configured retrievers.
-
-    Raises :class:`ConfigError` directly (pydantic lets non-ValueError exceptions through), so the
-    key path points inside ``params`` with the type's own expectations.
-    """
-    names = {spec.name for spec in specs}
-    for index, spec in enumerate(specs):
-        prefix = f"retrievers.{index}"
-        cls = RETRIEVERS.get(spec.type, key=f"{prefix}.type")
-        try:
-            params = cls.Params.model_validate(spec.params)
-        except ValidationError as exc:
-            raise config_error_from_validation(exc, spec.params, cls.Params, prefix=f"{prefix}.params") from None
-        missing = [needed for needed in cls(spec.name, params).requires() if needed not in names]
-        if missing:
-            raise ConfigError(
-                f"{prefix}.params",
-                f"retriever {spec.name!r} fuses {missing}, which are not configured; expected names among {sorted(names)}",
-            )
-
-
 # --------------------------------------------------------------------------------------------------
 # Loading, overrides, error conversion
 
@@ -184,16 +200,53 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
     """Read a YAML config, apply ``dotted.key=value`` overrides, validate, resolve relative paths."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError("--config", f"file not found: {path}; expected a YAML run configuration")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError("<file>", f"not valid YAML: {exc}", source=path) from None
+        problem = "is a directory" if path.is_dir() else "file not found"
+        raise ConfigError("--config", f"{problem}: {path}; expected a YAML run configuration")
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
-        raise ConfigError("<file>", "expected a mapping of config keys at the top level", source=path)
+        raise ConfigError(None, "expected a mapping of config keys at the top level", source=path)
     for override in overrides:
         apply_override(raw, override)
     return config_from_mapping(raw, base_dir=path.parent, source=path)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, with a duplicated mapping key as an error instead of "last one wins"."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first_line: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if key in first_line:
+                raise ConfigError(
+                    str(key), f"duplicate key (first defined on line {first_line[key]}); expected each key once",
+                    source=self.name, line=line, column=key_node.start_mark.column + 1,
+                )
+            first_line[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_yaml(path: Path) -> Any:
+    """The YAML document in ``path``; a syntax error or a duplicated key is a one-line ConfigError
+    naming file, line and column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(None, f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", source=path) from None
+    loader = _StrictLoader(text)
+    loader.name = str(path)
+    try:
+        return loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = " ".join(part for part in (exc.context, exc.problem) if part) or "syntax error"
+        raise ConfigError(None, f"not valid YAML: {problem}", source=path,
+                          line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(None, f"not valid YAML: {' '.join(str(exc).split())}", source=path) from None
+    finally:
+        loader.dispose()
 
 
 def config_from_mapping(raw: Mapping[str, Any], base_dir: Path, source: str | Path | None = None) -> RunConfig:
@@ -203,8 +256,14 @@ def config_from_mapping(raw: Mapping[str, Any], base_dir: Path, source: str | Pa
     except ValidationError as exc:
         raise config_error_from_validation(exc, raw, RunConfig, source=source) from None
     except ConfigError as exc:  # raised by the retriever checks, which know no file name
-        raise ConfigError(exc.key, str(exc).removeprefix(f"{exc.key}: "), source) from None
-    return resolve_paths(config, base_dir.resolve())
+        raise ConfigError(exc.key, exc.problem, source) from None
+    config = resolve_paths(config, base_dir.resolve())
+    for key in ("output_dir", "cache_dir"):
+        directory = getattr(config, key)
+        if directory.parent == directory:
+            raise ConfigError(key, f"{directory} is the file-system root; expected a directory of its own "
+                                   "(e.g. runs/ or .cache/)", source)
+    return config
 
 
 def apply_override(raw: dict[str, Any], override: str) -> None:
@@ -251,82 +310,6 @@ def _list_index(items: list, part: str, where: str) -> int:
             return index
     names = [item.get("name") for item in items if isinstance(item, dict)]
     raise ConfigError(where, f"no entry named {part!r}; expected an index or one of {names}")
-
-
-def config_error_from_validation(
-    exc: ValidationError,
-    data: Any,
-    model: type[BaseModel],
-    prefix: str = "",
-    source: str | Path | None = None,
-) -> ConfigError:
-    """The first validation error as a ConfigError: dotted key path + what was expected."""
-    error = exc.errors(include_url=False)[0]
-    parts, model_at = _locate(error["loc"], data, model)
-    key = ".".join(part for part in [prefix, *parts] if part) or "<root>"
-    if error["type"] == "extra_forbidden":
-        allowed = sorted(model_at.model_fields) if model_at is not None else []
-        message = "unknown key" + (f"; expected one of: {', '.join(allowed)}" if allowed else "")
-    elif error["type"] == "missing":
-        message = "missing required key"
-    else:
-        message = f"{error['msg'].removeprefix('Value error, ')} (got {error.get('input')!r})"
-    return ConfigError(key, message, source)
-
-
-def _locate(loc: Sequence[Any], data: Any, model: type[BaseModel] | None) -> tuple[list[str], type[BaseModel] | None]:
-    """Walk pydantic's error location through the input data, dropping the union tags pydantic adds
-    (e.g. the ``wiki`` in ``dataset.wiki.path``), and track the model class at the end (for the list
-    of allowed keys)."""
-    parts: list[str] = []
-    node, current = data, model
-    parent_model: type[BaseModel] | None = model
-    for position, item in enumerate(loc):
-        is_last = position == len(loc) - 1
-        if isinstance(node, Mapping) and item in node:
-            parts.append(str(item))
-            parent_model = current
-            current = _field_model(current, str(item))
-            node = node[item]
-        elif isinstance(node, list) and isinstance(item, int) and 0 <= item < len(node):
-            parts.append(str(item))
-            node = node[item]
-        elif is_last or not isinstance(item, str):
-            parts.append(str(item))
-            parent_model = current
-            node = None
-        else:  # a tag of a (discriminated) union: select the member, keep the path clean
-            current = _union_member(current, item)
-    return parts, parent_model if isinstance(parent_model, type) else None
-
-
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
-    """BaseModel classes inside an annotation (Optional, Union, list[...], Annotated[...])."""
-    if isinstance(annotation, type) and issubclass(annotation, RootModel):
-        return _models_in(annotation.model_fields["root"].annotation)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return [model for arg in typing.get_args(annotation) for model in _models_in(arg)]
-
-
-def _field_model(model: Any, field: str) -> Any:
-    candidates = model if isinstance(model, list) else [model]
-    for candidate in candidates:
-        if isinstance(candidate, type) and issubclass(candidate, BaseModel) and field in candidate.model_fields:
-            members = _models_in(candidate.model_fields[field].annotation)
-            return members[0] if len(members) == 1 else (members or None)
-    return None
-
-
-def _union_member(model: Any, tag: str) -> Any:
-    candidates = model if isinstance(model, list) else [model]
-    for candidate in candidates:
-        if not (isinstance(candidate, type) and issubclass(candidate, BaseModel)):
-            continue
-        for field in candidate.model_fields.values():
-            if typing.get_origin(field.annotation) is Literal and tag in typing.get_args(field.annotation):
-                return candidate
-    return model
 
 
 def resolve_paths(model: BaseModel, base_dir: Path) -> Any:

@@ -12,13 +12,18 @@ class BenchError(Exception):
 
 
 class ConfigError(BenchError):
-    """A configuration value is missing, unknown or of the wrong type. ``key`` is its dotted path."""
+    """A configuration value is missing, unknown or of the wrong type. ``key`` is its dotted path
+    (None for a problem of the file itself, such as a YAML syntax error); ``source`` the file, with
+    ``line`` and ``column`` (1-based) when known: ``configs/x.yaml:3:7: top_k: ...``."""
 
-    def __init__(self, key: str, message: str, source: str | Path | None = None):
+    def __init__(self, key: str | None, message: str, source: str | Path | None = None,
+                 line: int | None = None, column: int | None = None):
         self.key = key
         self.source = str(source) if source is not None else None
-        where = f"{self.source}: " if self.source else ""
-        super().__init__(f"{where}{key}: {message}")
+        self.line, self.column = line, column
+        self.problem = message
+        where = ":".join(str(part) for part in (self.source, line, column) if part is not None)
+        super().__init__(": ".join(part for part in (where, key, message) if part))
 
 
 class DataError(BenchError, FileFormatError):

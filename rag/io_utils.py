@@ -2,6 +2,7 @@
 
 Every result file is written to a temporary file in the same directory and then renamed over the
 target (``os.replace`` is atomic on POSIX), so an interrupted run never leaves a half-written file.
+An ``OSError`` (read-only or full file system, permissions) always names the file it concerns.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evaluation.files import atomic_write_bytes, atomic_write_text
+from evaluation.files import atomic_write_bytes, atomic_write_text, naming_path
 
-__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "sha256_bytes", "sha256_file",
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "naming_path", "sha256_bytes", "sha256_file",
            "sha256_strings", "sha256_text"]
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.io_utils import atomic_write_json
-from rag.runner.redaction import Redactor
+from rag.secrets import Redactor
 
 MANIFEST_FILE = "manifest.json"
 TRACKED_PACKAGES = (

@@ -20,7 +20,7 @@ from pathlib import Path
 from pydantic import Field, StrictStr, field_validator
 
 from rag.data.config import BeirDatasetConfig
-from rag.data.loaders import DATASET_LOADERS, Dataset, DatasetLoader, resolve_path
+from rag.data.loaders import DATASET_LOADERS, Dataset, DatasetLoader, require_questions, resolve_path
 from rag.data.records import (
     EMPTY_TEXT, MALFORMED_LINE, UNKNOWN_QUERY, UNKNOWN_URL, JsonRecord, ProblemLog, iter_records, iter_text_lines,
     non_blank, question_from_parts,
@@ -111,5 +111,6 @@ class BeirLoader(DatasetLoader):
         for query_id, judged in qrels.items():
             first_line = min(line for _, line in judged.values())
             problems.report(qrels_path, first_line, UNKNOWN_QUERY, f"query-id {query_id!r} is not in {queries_path.name}")
+        require_questions(config.split, questions, queries_path, problems)
         return Dataset(config.name or root.name, documents, {config.split: questions},
                        source_files=[corpus_path, queries_path, qrels_path])

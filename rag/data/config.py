@@ -16,7 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import ConfigDict, Field, RootModel
+
+from rag.validation import ConfigModel
 
 WIKI_QUESTION_SETS = ("seed_style", "known_item", "multi_doc")  # the generated sets, the default
 WikiQuestionSet = Literal["seed_style", "known_item", "multi_doc", "reference"]  # + the reference's own
@@ -27,8 +29,8 @@ def bundled_wiki_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "data" / "wiki"
 
 
-class _DatasetVariant(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _DatasetVariant(ConfigModel):
+    model_config = ConfigDict(frozen=True)
 
     name: str | None = Field(None, description="dataset name in reports (default: derived from the files)")
 

@@ -2,7 +2,9 @@
 
 Each loader turns its config variant into a :class:`Dataset`; every bad record goes through a
 :class:`rag.data.records.ProblemLog`, which raises :class:`rag.errors.DataError` naming file, line
-and problem, or (``skip_invalid=True``) skips and counts it.
+and problem, or (``skip_invalid=True``) skips and counts it. A question set left without any valid
+question is an error naming the set and its file; a directory configured where a file belongs is
+an error naming the config key.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from rag.data.config import (
     BeirDatasetConfig, DatasetConfig, JsonlDatasetConfig, WikiDatasetConfig, bundled_wiki_dir,
 )
 from rag.data.records import ProblemLog, read_corpus_jsonl, read_questions_jsonl
-from rag.errors import DataError
+from rag.errors import ConfigError, DataError
 from rag.registry import Registry
 from rag.types import Document, Question
 
@@ -54,6 +56,21 @@ def resolve_path(path: Path, base_dir: Path) -> Path:
     return path if path.is_absolute() else base_dir / path
 
 
+def require_file(path: Path, key: str) -> Path:
+    """``path`` itself, unless it is a directory: then a :class:`ConfigError` naming ``key``."""
+    if path.is_dir():
+        raise ConfigError(key, f"{path} is a directory; expected a JSONL file")
+    return path
+
+
+def require_questions(set_name: str, questions: list[Question], path: Path, problems: ProblemLog) -> list[Question]:
+    """``questions`` when there is at least one, else a :class:`DataError` naming the set and file."""
+    if not questions:
+        skipped = " after skipping the invalid records" if problems.skip_invalid else ""
+        raise DataError(path, f"question set {set_name!r} holds no valid question{skipped}; expected at least one")
+    return questions
+
+
 def load_jsonl_files(
     name: str, corpus_path: Path, question_paths: Mapping[str, Path], problems: ProblemLog,
 ) -> Dataset:
@@ -63,7 +80,8 @@ def load_jsonl_files(
         raise DataError(corpus_path, "the corpus holds no valid document")
     known_urls = {document.url for document in documents}
     question_sets = {
-        set_name: read_questions_jsonl(path, set_name, known_urls, problems) for set_name, path in question_paths.items()
+        set_name: require_questions(set_name, read_questions_jsonl(path, set_name, known_urls, problems), path, problems)
+        for set_name, path in question_paths.items()
     }
     return Dataset(name, documents, question_sets, source_files=[corpus_path, *question_paths.values()])
 
@@ -73,11 +91,13 @@ class JsonlLoader(DatasetLoader):
     """Our JSONL format; a single questions file becomes the set named after its file stem."""
 
     def load(self, config: JsonlDatasetConfig, base_dir: Path, problems: ProblemLog) -> Dataset:
-        corpus = resolve_path(config.corpus, base_dir)
+        corpus = require_file(resolve_path(config.corpus, base_dir), "dataset.corpus")
         if isinstance(config.questions, Path):
-            questions = {config.questions.stem.removesuffix(".jsonl"): resolve_path(config.questions, base_dir)}
+            questions = {config.questions.stem.removesuffix(".jsonl"):
+                         require_file(resolve_path(config.questions, base_dir), "dataset.questions")}
         else:
-            questions = {set_name: resolve_path(path, base_dir) for set_name, path in config.questions.items()}
+            questions = {set_name: require_file(resolve_path(path, base_dir), f"dataset.questions.{set_name}")
+                         for set_name, path in config.questions.items()}
         name = config.name or corpus.name.split(".")[0]
         return load_jsonl_files(name, corpus, questions, problems)
 

@@ -6,17 +6,22 @@
 ``type: extractive`` no LLM: the best-matching sentence of the retrieved chunks.
 
 The API key is never part of the configuration: ``api_key_env`` names the environment variable that
-holds it.
+holds it, and a value that is not an upper-case variable name (``sk-...`` pasted there, say) is
+refused without being echoed. ``base_url`` must be an http(s) URL with a host.
 """
 
 from __future__ import annotations
 
 import string
 from typing import Annotated, Any, Literal, Union
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
-from rag.errors import ConfigError
+from rag.secrets import ENV_VAR_NAME
+
+from rag.validation import SECRET_ERROR, ConfigModel, config_error_from_validation
 
 DEFAULT_SYSTEM_PROMPT = (
     "You answer questions using only the numbered context passages. "
@@ -27,8 +32,8 @@ DEFAULT_USER_PROMPT = "Context:\n{context}\n\nQuestion: {question}\nAnswer:"
 PROMPT_FIELDS = frozenset({"question", "context"})
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(ConfigModel):
+    model_config = ConfigDict(frozen=True)
 
 
 class BackoffSettings(_Strict):
@@ -83,6 +88,29 @@ class OpenAIGeneratorConfig(LLMGeneratorConfig):
     base_url: str = "https://api.openai.com/v1"
     api_key_env: str = "OPENAI_API_KEY"
 
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+        except ValueError as exc:
+            raise ValueError(f"not a valid URL ({exc}); expected e.g. http://localhost:8000/v1") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+            raise ValueError("expected an http(s) URL with a host, e.g. http://localhost:8000/v1")
+        return url
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _variable_name(cls, name: str) -> str:
+        if not ENV_VAR_NAME.match(name):
+            raise PydanticCustomError(
+                SECRET_ERROR,
+                "expected the name of the environment variable holding the API key (upper-case letters, "
+                "digits and _, e.g. OPENAI_API_KEY), not the key itself; the value is not shown",
+            )
+        return name
+
 
 class LocalGeneratorConfig(LLMGeneratorConfig):
     """The managed local llama.cpp server with SmolLM2-135M-Instruct (one request at a time is what
@@ -123,9 +151,5 @@ def parse_generator_config(data: Any, key: str = "generator", source: str | None
     try:
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = [str(part) for part in error["loc"]]
-        if loc and loc[0] in {"openai", "local", "extractive"}:
-            loc = loc[1:]  # the discriminator's tag, not a key the user wrote
-        dotted = ".".join([key, *loc])
-        raise ConfigError(dotted, error["msg"], source) from None
+        members = [OpenAIGeneratorConfig, LocalGeneratorConfig, ExtractiveGeneratorConfig]
+        raise config_error_from_validation(exc, data, members, prefix=key, source=source) from None

@@ -5,6 +5,9 @@ client (its own retries off: ``max_retries=0``). Each request:
 
 1. builds the prompt (system + user template, numbered chunks trimmed to the token budget);
 2. returns the cached answer when (model, endpoint, messages, parameters) was answered before;
+   when the same prompt is in flight elsewhere (another worker, or another run on the same cache
+   directory), waits for that answer instead of sending the prompt twice (see
+   :class:`rag.generation.cache.InFlightLocks`);
 3. otherwise sends it under a hard per-attempt deadline of ``timeout_s`` and retries retryable
    failures (see :mod:`rag.generation.retry`) with tenacity, waiting ``Retry-After`` when the server
    sends one and exponential backoff with seeded jitter otherwise;
@@ -12,34 +15,41 @@ client (its own retries off: ``max_retries=0``). Each request:
    ``answer=None`` and ``error_kind``/``error_message`` — it is never raised, never cached.
 
 The API key is read from the environment variable named in the config and only handed to the
-client; error messages are redacted so a server echoing it back cannot leak it.
+client (a remote endpoint without one is refused before any request, :func:`api_key_for`). Answers
+and error messages pass through the run's :class:`rag.secrets.Redactor` before they are cached or
+returned, so a server echoing the key back cannot leak it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tqdm.auto import tqdm
 
-from rag.errors import BenchError
+from rag.errors import BenchError, ConfigError
 from rag.generation.base import GENERATORS, GenerationRequest, GenerationResult, Generator, ProgressCallback
-from rag.generation.cache import CachedGeneration, GenerationCache, generation_cache_key
+from rag.generation.cache import CachedGeneration, GenerationCache, InFlightLocks, generation_cache_key
 from rag.generation.config import LLMGeneratorConfig, LocalGeneratorConfig, OpenAIGeneratorConfig
 from rag.generation.local_server import ManagedLlamaServer
 from rag.generation.prompt import Prompt, PromptBuilder, TokenCounter, default_token_counter
 from rag.generation.retry import Backoff, RequestFailure, classify
 from rag.models import smollm2_gguf_path
+from rag.secrets import Redactor
 
 log = logging.getLogger(__name__)
 
 NO_KEY_PLACEHOLDER = "no-key"  # the openai client insists on some key; keyless servers ignore it
+IN_FLIGHT_POLL_S = 0.05
 
 ClientFactory = Callable[[str, str], openai.AsyncOpenAI]
 
@@ -52,7 +62,8 @@ class ChatGenerator(Generator):
     """The request engine shared by the ``openai`` and ``local`` generators.
 
     ``endpoint_id`` identifies the endpoint in cache keys: the base URL for remote servers, the model
-    file for the managed local server (whose port changes from run to run).
+    file for the managed local server (whose port changes from run to run). ``redactor`` scrubs
+    answers and error messages (default: :meth:`Redactor.for_config` of ``config``).
     """
 
     def __init__(
@@ -65,17 +76,20 @@ class ChatGenerator(Generator):
         api_key: str | None,
         token_counter: TokenCounter | None = None,
         client_factory: ClientFactory = default_client_factory,
+        redactor: Redactor | None = None,
     ):
         self.config = config
         self.base_url = base_url
         self.endpoint_id = endpoint_id
         self._api_key = api_key
         self._client_factory = client_factory
+        self.redactor = redactor if redactor is not None else Redactor.for_config(config)
         self.prompts = PromptBuilder(
             config.system_prompt, config.user_prompt, config.context_token_budget, config.max_chunks,
             token_counter or default_token_counter(),
         )
         self.cache = GenerationCache(cache_dir)
+        self.in_flight = InFlightLocks(cache_dir)
         self._backoff = Backoff(config.backoff, config.seed)
         self._params = {"temperature": config.temperature, "max_tokens": config.max_tokens, "seed": config.seed}
 
@@ -120,12 +134,37 @@ class ChatGenerator(Generator):
         extra = {"chunks_used": prompt.chunks_used, "chunks_truncated": prompt.chunks_truncated,
                  "context_tokens": prompt.context_tokens, "cache_key": key}
         cached = self.cache.get(key)
-        if cached is not None:
-            return GenerationResult(
-                key=request.key, answer=cached.answer, prompt_tokens=cached.prompt_tokens,
-                completion_tokens=cached.completion_tokens, latency_s=cached.latency_s,
-                attempts=0, cached=True, extra=extra,
-            )
+        if cached is None:
+            async with self._claim(key):
+                cached = self.cache.get(key)  # answered meanwhile by whoever held the claim
+                if cached is None:
+                    return await self._send(client, request, prompt, key, extra)
+        return GenerationResult(
+            key=request.key, answer=cached.answer, prompt_tokens=cached.prompt_tokens,
+            completion_tokens=cached.completion_tokens, latency_s=cached.latency_s,
+            attempts=0, cached=True, extra=extra,
+        )
+
+    @asynccontextmanager
+    async def _claim(self, key: str) -> AsyncIterator[None]:
+        """Hold the in-flight lock of ``key``, polling without blocking the event loop while another
+        worker or run holds it; the cache is re-read once the lock is ours."""
+        lock = self.in_flight.try_acquire(key)
+        if lock is None:
+            log.info("%s: the same prompt is in flight elsewhere; waiting for its answer", key[:16])
+        while lock is None:
+            await asyncio.sleep(IN_FLIGHT_POLL_S)
+            lock = self.in_flight.try_acquire(key)
+        try:
+            self.cache.refresh()
+            yield
+        finally:
+            lock.release()
+
+    async def _send(
+        self, client: openai.AsyncOpenAI, request: GenerationRequest, prompt: Prompt, key: str, extra: dict
+    ) -> GenerationResult:
+        """Send one prompt with retries; cache a success (see the module docstring)."""
         started = time.perf_counter()
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.config.max_retries + 1),
@@ -172,7 +211,7 @@ class ChatGenerator(Generator):
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - classified into retryable / final failures
-            raise classify(exc, self._api_key) from None
+            raise classify(exc, self.redactor) from None
         choices = getattr(completion, "choices", None)
         if not isinstance(choices, list):
             raise RequestFailure("malformed_response", f"not a chat completion: {type(completion).__name__}", True)
@@ -180,7 +219,7 @@ class ChatGenerator(Generator):
             raise RequestFailure("empty_response", "the response has no choices or an empty message", True)
         usage = completion.usage
         tokens = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else (0, 0)
-        return choices[0].message.content.strip(), tokens
+        return self.redactor.text(choices[0].message.content.strip()), tokens
 
     async def _ensure_endpoint(self) -> None:
         """Hook run before every attempt (the local generator restarts a dead server here)."""
@@ -197,9 +236,32 @@ class ChatGenerator(Generator):
                  state.next_action.sleep if state.next_action else 0.0)
 
 
-def api_key_from_env(variable: str) -> str | None:
-    """The API key from the environment (None when unset or empty: keyless endpoints work)."""
-    return os.environ.get(variable) or None
+def is_loopback(url: str) -> bool:
+    """True when ``url``'s host is this machine (``localhost``, ``*.localhost``, 127.0.0.0/8, ::1)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def api_key_for(config: object, environ: Mapping[str, str] | None = None) -> str | None:
+    """The API key of an ``openai`` generator config from its ``api_key_env`` variable (None for
+    other generators). An unset or empty variable is accepted for a loopback endpoint (keyless local
+    servers) and is a :class:`ConfigError` for any other, raised before any request is sent."""
+    if not isinstance(config, OpenAIGeneratorConfig):
+        return None
+    key = (os.environ if environ is None else environ).get(config.api_key_env) or None
+    if key is None and not is_loopback(config.base_url):
+        raise ConfigError(
+            "generation.generator.api_key_env",
+            f"the environment variable {config.api_key_env} is not set, and the endpoint "
+            f"{urlsplit(config.base_url).hostname} is not on this machine; expected the API key in "
+            f"{config.api_key_env} (or a base_url on localhost for a keyless server)",
+        )
+    return key
 
 
 @GENERATORS.register("openai")
@@ -209,7 +271,7 @@ class OpenAIGenerator(ChatGenerator):
     @classmethod
     def from_config(cls, config: OpenAIGeneratorConfig, cache_dir: Path, **injected) -> "OpenAIGenerator":
         return cls(config, cache_dir, base_url=config.base_url, endpoint_id=config.base_url,
-                   api_key=api_key_from_env(config.api_key_env), **injected)
+                   api_key=api_key_for(config), **injected)
 
 
 @GENERATORS.register("local")

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import openai
 
 from rag.generation.config import BackoffSettings
+from rag.secrets import Redactor
 
 MAX_MESSAGE_CHARS = 500
 
@@ -43,13 +44,6 @@ class RequestFailure(Exception):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
-
-
-def redact(text: str, secret: str | None) -> str:
-    """``text`` with every occurrence of ``secret`` replaced, cut to :data:`MAX_MESSAGE_CHARS`."""
-    if secret:
-        text = text.replace(secret, "***")
-    return text[:MAX_MESSAGE_CHARS]
 
 
 def parse_retry_after(headers) -> float | None:
@@ -73,12 +67,13 @@ def parse_retry_after(headers) -> float | None:
         return None if parsed is None else max(0.0, email.utils.mktime_tz(parsed) - time.time())
 
 
-def classify(exc: BaseException, secret: str | None) -> RequestFailure:
-    """Map an exception raised by one attempt to a :class:`RequestFailure` (message redacted)."""
+def classify(exc: BaseException, redactor: Redactor) -> RequestFailure:
+    """Map an exception raised by one attempt to a :class:`RequestFailure` (message redacted, then
+    cut to :data:`MAX_MESSAGE_CHARS`)."""
     if isinstance(exc, RequestFailure):
         return exc
     detail = str(exc) or "no complete response within the deadline"
-    message = redact(f"{type(exc).__name__}: {detail}", secret)
+    message = redactor.text(f"{type(exc).__name__}: {detail}")[:MAX_MESSAGE_CHARS]
     if isinstance(exc, (openai.APITimeoutError, TimeoutError, asyncio.TimeoutError)):
         return RequestFailure("timeout", message, True)
     if isinstance(exc, openai.APIConnectionError):

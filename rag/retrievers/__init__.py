@@ -11,24 +11,25 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rag.errors import ConfigError
 from rag.retrievers import bm25, dense, fusion  # noqa: F401  (registration)
 from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
+from rag.validation import config_error_from_validation
 
 __all__ = ["RETRIEVERS", "Retriever", "RetrieverParams", "build_retriever"]
 
 
-def build_retriever(name: str, type: str, params: Mapping[str, Any] | None = None) -> Retriever:
-    """The retriever registered as ``type``, named ``name``, with validated ``params``.
+def build_retriever(name: str, type: str, params: RetrieverParams | Mapping[str, Any] | None = None) -> Retriever:
+    """The retriever registered as ``type``, named ``name``, with ``params`` (a mapping is validated
+    by the type's ``Params``; an already validated ``Params`` instance, as a loaded run config
+    holds, is used as is).
 
     Errors are :class:`ConfigError` keyed by their path, e.g. ``retrievers.sparse.params.k1``.
     """
     cls = RETRIEVERS.get(type, key=f"retrievers.{name}.type")
+    if isinstance(params, cls.Params):
+        return cls(name, params)
     try:
         validated = cls.Params.model_validate(dict(params or {}))
     except ValidationError as error:
-        first = error.errors()[0]
-        location = ".".join(str(part) for part in first["loc"])
-        key = f"retrievers.{name}.params" + (f".{location}" if location else "")
-        raise ConfigError(key, first["msg"]) from None
+        raise config_error_from_validation(error, dict(params or {}), cls.Params, prefix=f"retrievers.{name}.params") from None
     return cls(name, validated)

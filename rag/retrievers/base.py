@@ -16,16 +16,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict
 
 from rag.registry import Registry
 from rag.types import Chunk, Ranking
+from rag.validation import ConfigModel
 
 
-class RetrieverParams(BaseModel):
+class RetrieverParams(ConfigModel):
     """Base of every retriever's parameter model: unknown keys are errors."""
 
-    model_config = ConfigDict(extra="forbid")
+    def requires(self) -> list[str]:
+        """Names of other retrievers these settings need (fusion inputs); checked at config load."""
+        return []
 
 
 class Retriever(ABC):
@@ -48,7 +50,7 @@ class Retriever(ABC):
 
     def requires(self) -> list[str]:
         """Names of other retrievers this one needs (fusion); those are indexed first."""
-        return []
+        return self.params.requires()
 
 
 RETRIEVERS: Registry[Retriever] = Registry("retriever")

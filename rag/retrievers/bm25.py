@@ -20,6 +20,10 @@ each query token in query order, so its scores are *bitwise equal* to rank-bm25'
 wraps the library itself (the reference; not cached, slow). Both rank with
 :func:`rag.retrievers.ranking.top_k_indices` (float32 score desc, chunk id desc: the one tie rule).
 
+The ``sparse`` backend's cache (``<cache_dir>/bm25/<key>/``) is read back when complete; a cache
+file that cannot be read (truncated ``postings.npz``, say) is reported as a warning and the index is
+rebuilt in the same run.
+
 Differences from rank-bm25, by design: k1 must be > 0 (rank-bm25 divides 0 by 0 for k1 = 0), and an
 empty document with b = 1 scores 0 where rank-bm25 gives NaN.
 """
@@ -27,10 +31,13 @@ empty document with b = 1 scores 0 where rank-bm25 gives NaN.
 from __future__ import annotations
 
 import json
+import logging
 import math
+import zipfile
+import zlib
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -40,13 +47,18 @@ from pydantic import Field, model_validator
 from tqdm.auto import tqdm
 
 from rag.errors import BenchError
-from rag.io_utils import atomic_write_json
+from rag.io_utils import atomic_write_json, naming_path
 from rag.registry import Registry
 from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
 from rag.retrievers.index_cache import IndexDir, index_key
 from rag.retrievers.ranking import ranking_from_scores, sorted_by_id
 from rag.retrievers.tokenizers import Tokenizer, TokenizerParams, make_tokenizer
 from rag.types import Chunk, Ranking
+
+log = logging.getLogger(__name__)
+TokenizedCorpus = Callable[[], list[list[str]]]
+# what reading a damaged cache raises: truncated zip/npy, bad JSON, a missing file, inconsistent shapes
+UNREADABLE_CACHE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
 
 
 class BM25Params(RetrieverParams):
@@ -160,8 +172,9 @@ class BM25Backend(ABC):
     """Scores every document (in chunk-id order) for one tokenized query."""
 
     @abstractmethod
-    def build(self, variant: BM25Variant, tokenized: list[list[str]], cache: IndexDir) -> None:
-        """Build from the tokenized documents, or load from ``cache`` when it is complete."""
+    def build(self, variant: BM25Variant, tokenized: TokenizedCorpus, cache: IndexDir) -> None:
+        """Build from the tokenized documents (``tokenized()``, called only when they are needed), or
+        load from ``cache`` when it is complete."""
 
     @abstractmethod
     def scores(self, query_tokens: list[str]) -> np.ndarray:
@@ -181,10 +194,16 @@ class SparseBM25(BM25Backend):
         self._zero_tf_scores = np.empty(0)
         self._vocabulary: dict[str, int] = {}
 
-    def build(self, variant: BM25Variant, tokenized: list[list[str]], cache: IndexDir) -> None:
-        if not cache.is_complete():
-            self._compute(variant, tokenized)
-            self._save(cache)
+    def build(self, variant: BM25Variant, tokenized: TokenizedCorpus, cache: IndexDir) -> None:
+        if cache.is_complete():
+            try:
+                self._load(cache)
+                return
+            except UNREADABLE_CACHE as exc:
+                log.warning("BM25 index cache %s is unreadable (%s: %s); rebuilding it", cache.path,
+                            type(exc).__name__, exc)
+        self._compute(variant, tokenized())
+        self._save(cache)
         self._load(cache)
 
     def _compute(self, variant: BM25Variant, tokenized: list[list[str]]) -> None:
@@ -211,17 +230,22 @@ class SparseBM25(BM25Backend):
         self._vocabulary = vocabulary
 
     def _save(self, cache: IndexDir) -> None:
-        path = cache.start()
-        with open(path / "postings.npz", "wb") as handle:
-            scipy.sparse.save_npz(handle, self._postings)
-        np.save(path / "zero_tf_scores.npy", self._zero_tf_scores)
-        atomic_write_json(path / "vocabulary.json", list(self._vocabulary), indent=None)
-        cache.finish({"n_docs": self._postings.shape[0], "n_terms": len(self._vocabulary)})
+        with naming_path(cache.path):  # a full disk names the index directory
+            path = cache.start()
+            with open(path / "postings.npz", "wb") as handle:
+                scipy.sparse.save_npz(handle, self._postings)
+            np.save(path / "zero_tf_scores.npy", self._zero_tf_scores)
+            atomic_write_json(path / "vocabulary.json", list(self._vocabulary), indent=None)
+            cache.finish({"n_docs": self._postings.shape[0], "n_terms": len(self._vocabulary)})
 
     def _load(self, cache: IndexDir) -> None:
-        self._postings = scipy.sparse.load_npz(cache.path / "postings.npz").tocsc()
-        self._zero_tf_scores = np.load(cache.path / "zero_tf_scores.npy")
+        postings = scipy.sparse.load_npz(cache.path / "postings.npz").tocsc()
+        zero_tf_scores = np.load(cache.path / "zero_tf_scores.npy")
         terms = json.loads((cache.path / "vocabulary.json").read_text(encoding="utf-8"))
+        if not postings.shape[1] == len(zero_tf_scores) == len(terms):
+            raise ValueError(f"inconsistent files: {postings.shape[1]} posting columns, {len(zero_tf_scores)} "
+                             f"tf = 0 scores, {len(terms)} terms")
+        self._postings, self._zero_tf_scores = postings, zero_tf_scores
         self._vocabulary = {term: i for i, term in enumerate(terms)}
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
@@ -250,8 +274,8 @@ class RankBM25(BM25Backend):
     def __init__(self) -> None:
         self._model = None
 
-    def build(self, variant: BM25Variant, tokenized: list[list[str]], cache: IndexDir) -> None:
-        self._model = variant.reference(tokenized)
+    def build(self, variant: BM25Variant, tokenized: TokenizedCorpus, cache: IndexDir) -> None:
+        self._model = variant.reference(tokenized())
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         return np.asarray(self._model.get_scores(query_tokens), dtype=np.float64)
@@ -277,12 +301,10 @@ class BM25Retriever(Retriever):
             raise BenchError(f"retriever {self.name!r}: cannot index an empty corpus")
         settings = self.params.model_dump(exclude={"backend"})
         cache = IndexDir(cache_dir, "bm25", index_key(settings, ordered))
-        needs_tokens = self.params.backend != "sparse" or not cache.is_complete()
-        tokenized = (
-            [self.tokenizer(chunk.text) for chunk in tqdm(ordered, desc=f"{self.name}: tokenizing", unit="chunk")]
-            if needs_tokens
-            else []
-        )
+
+        def tokenized() -> list[list[str]]:
+            return [self.tokenizer(chunk.text) for chunk in tqdm(ordered, desc=f"{self.name}: tokenizing", unit="chunk")]
+
         self._backend.build(self.variant, tokenized, cache)
         self._chunk_ids = [chunk.chunk_id for chunk in ordered]
 

@@ -5,29 +5,36 @@ texts), so it is reused when they match and rebuilt otherwise. Its metadata ``ra
 only after the last batch was added: a collection left by an interrupted build is deleted and built
 again. Stale collections of the same retriever (same name prefix, other hash) are deleted.
 Chroma's own embedding function is never used (``embedding_function=None``; vectors always passed).
+A persistent store whose database is damaged (a truncated ``chroma.sqlite3``) is reported as a
+warning, deleted and created anew in the same run; its collections are rebuilt from the vectors.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from tqdm.auto import tqdm
 
 from rag.errors import BenchError
+from rag.validation import ConfigModel
 
+log = logging.getLogger(__name__)
 COMPLETE_KEY = "rag_complete"
+# SQLite's SQLITE_CORRUPT (11) and SQLITE_NOTADB (26), as chromadb reports them: only these mean
+# "damaged", never a locked or read-only database, which must not be deleted.
+_DAMAGED = re.compile(r"malformed|not a database|\(code: (11|26)\)")
 
 
-class HnswParams(BaseModel):
+class HnswParams(ConfigModel):
     """HNSW graph settings (Chroma's ``configuration["hnsw"]``: ef_construction, ef_search,
     max_neighbors). Chroma's defaults are 100/100/16; ours are 200/200/16, which measured recall@10
     1.000 against exact search on 10k MiniLM vectors (0.993 at 100)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     construction_ef: int = Field(200, gt=0)
     search_ef: int = Field(200, gt=0)
@@ -45,6 +52,19 @@ def make_client(mode: str, path: Path, host: str, port: int):
             return chromadb.HttpClient(host=host, port=port, settings=settings)
         except Exception as error:  # chromadb raises bare ValueError/ConnectError kinds here
             raise BenchError(f"cannot reach the Chroma server at {host}:{port}: {error}") from error
+    try:
+        client = chromadb.PersistentClient(path=str(path), settings=settings)
+        client.list_collections()  # reads the system tables: fails here if the database is damaged
+        return client
+    except Exception as error:  # chromadb wraps SQLite's errors in its InternalError
+        if not _DAMAGED.search(str(error)):
+            raise
+        log.warning("Chroma store %s is unreadable (%s: %s); deleting it and building it again", path,
+                    type(error).__name__, error)
+    from chromadb.api.client import SharedSystemClient
+
+    SharedSystemClient.clear_system_cache()  # chromadb keeps one open system per path
+    shutil.rmtree(path)
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 

@@ -46,6 +46,9 @@ class FusionParams(RetrieverParams):
             raise ValueError(f"weights needs one value per retriever ({len(self.retrievers)}), got {len(self.weights)}")
         return self
 
+    def requires(self) -> list[str]:
+        return list(self.retrievers)
+
 
 class FusionRetriever(Retriever):
     """Searches the bound input retrievers and combines their rankings with :meth:`fuse`."""
@@ -55,9 +58,6 @@ class FusionRetriever(Retriever):
     def __init__(self, name: str, params: FusionParams):
         super().__init__(name, params)
         self.inputs: list[Retriever] = []
-
-    def requires(self) -> list[str]:
-        return list(self.params.retrievers)
 
     def bind(self, retrievers: Mapping[str, Retriever]) -> None:
         missing = [name for name in self.params.retrievers if name not in retrievers]

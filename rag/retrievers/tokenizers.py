@@ -19,19 +19,17 @@ from abc import ABC, abstractmethod
 from functools import cached_property
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
 
 from rag.registry import Registry
 from rag.retrievers.stopwords import ENGLISH_STOPWORDS
+from rag.validation import ConfigModel
 
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
-class TokenizerParams(BaseModel):
+class TokenizerParams(ConfigModel):
     """Tokenizer settings of a sparse retriever (``tokenizer:`` in its params)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str = "simple"
     stopwords: bool = True

@@ -28,10 +28,10 @@ from rag.data import Dataset, load_dataset
 from rag.errors import ConfigError
 from rag.generation import build_generator
 from rag.generation.base import GenerationRequest, GenerationResult, Generator
+from rag.generation.llm import api_key_for
 from rag.io_utils import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file, sha256_strings, sha256_text
 from rag.manifest import Manifest
 from rag.runner.answers import answer_sample, generate_answers, request_key
-from rag.runner.redaction import Redactor
 from rag.runner.retrieval import CachedRanking, RetrievalStage
 from rag.runner.rundir import RunDirectory, open_run_directory
 from rag.results import schema
@@ -42,6 +42,7 @@ from rag.results.html import write_html_report
 from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer, url_ranking
 from rag.runner.timing import StageTimer
+from rag.secrets import Redactor
 from rag.types import Chunk, Document, Question
 
 log = logging.getLogger(__name__)
@@ -74,17 +75,19 @@ def run_benchmark(
     environ: Mapping[str, str] | None = None,
 ) -> RunResult:
     """Run the whole benchmark into a run directory (see :mod:`rag.runner.rundir`)."""
-    redactor = Redactor(environ)
+    redactor = Redactor.for_config(config, environ)
+    if config.generation is not None:
+        api_key_for(config.generation.generator, environ)  # a remote endpoint without its key: fail before any work
     timer = StageTimer()
     with timer.stage("load"):  # before the run directory exists: bad data leaves no directory behind
         dataset = load_dataset(config.dataset, skip_invalid=options.skip_invalid)
         question_sets = select_question_sets(dataset, config.question_sets, config.limit)
-    plan = {"config": config.model_dump(mode="json"), "skip_invalid": options.skip_invalid}
+    plan = redactor.deep({"config": config.model_dump(mode="json"), "skip_invalid": options.skip_invalid})
     run_dir = open_run_directory(config.output_dir, config.name, plan, options.output_dir, options.resume)
     manifest = Manifest(
         run_dir.path, redactor, config=plan["config"], seed=config.seed, resumed=run_dir.resumed,
         options={"skip_invalid": options.skip_invalid, "resume": options.resume},
-        retrievers_resolved={spec.name: spec.validated_params().model_dump(mode="json") for spec in config.retrievers},
+        retrievers_resolved={spec.name: spec.params.model_dump(mode="json") for spec in config.retrievers},
         data=data_summary(dataset, question_sets),
     )
     manifest.write()

@@ -66,12 +66,11 @@ class RetrievalCache:
 def spec_fingerprint(config: RunConfig, name: str) -> dict:
     """A retriever's settings, with those of the retrievers it fuses (recursively)."""
     spec: RetrieverSpec = config.retriever(name)
-    retriever = build_retriever(spec.name, spec.type, spec.params)
     return {
         "name": spec.name,
         "type": spec.type,
-        "params": spec.validated_params().model_dump(mode="json"),
-        "inputs": [spec_fingerprint(config, dep) for dep in retriever.requires()],
+        "params": spec.params.model_dump(mode="json"),
+        "inputs": [spec_fingerprint(config, dep) for dep in spec.params.requires()],
     }
 
 
@@ -133,7 +132,7 @@ class RetrievalStage:
         top-k lists. None for retrievers without an approximate search. Cached with the rankings
         (HNSW builds are not bit-reproducible: a rebuilt index is measured again)."""
         spec = self.config.retriever(name)
-        if spec.type != "dense" or spec.validated_params().search != "hnsw":
+        if spec.type != "dense" or spec.params.search != "hnsw":
             return None
         distinct = sorted(set(queries))
         sample = random.Random(self.config.seed).sample(distinct, min(sample_size, len(distinct)))

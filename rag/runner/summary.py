@@ -35,7 +35,3 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH) -> str:
         "Invalid records skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
         f"Outputs: {result.run_dir}",
     ])
-
-
-def print_summary(result: RunResult) -> None:
-    print(summary_text(result))

@@ -13,6 +13,8 @@ Fault kinds (:data:`FAULTS`): ``ok``, ``error_500``, ``error_503``, ``rate_limit
 ``Retry-After``), ``malformed_json``, ``empty_choices``, ``empty_content``, ``slow`` (answers after
 ``slow_s``), ``drop_connection`` (closes the socket without a response), ``bad_request_400``,
 ``echo_auth_500`` (a 500 whose body echoes the Authorization header, to test secret redaction).
+With ``echo_auth`` set, every normal answer ends with the request's Authorization header (a server
+that leaks the key into a 200 answer).
 
 Run it in-process (``with StandInServer(...) as server: server.base_url``) or as a process
 (``with StandInProcess("--latency", "0.2") as proc: proc.base_url``; the command line
@@ -52,6 +54,7 @@ class StandInSettings:
     timeout_rate: float = 0.0
     seed: int = 0
     model: str = "stand-in"
+    echo_auth: bool = False
 
 
 @dataclass
@@ -137,6 +140,8 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "slow":
             time.sleep(settings.slow_s)
         answer = "stand-in answer " + hashlib.sha256(user_text.encode()).hexdigest()[:16]
+        if settings.echo_auth:
+            answer += f" (you sent {self.headers.get('Authorization', 'no Authorization header')})"
         choices = [] if fault == "empty_choices" else [{
             "index": 0,
             "message": {"role": "assistant", "content": "" if fault == "empty_content" else answer},
@@ -233,9 +238,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--timeout-rate", type=float, default=0.0)
     parser.add_argument("--retry-after", default="0")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--echo-auth", action="store_true", help="end every answer with the Authorization header")
     args = parser.parse_args(argv)
     settings = StandInSettings(latency_s=args.latency, slow_s=args.slow, retry_after=args.retry_after,
-                               error_rate=args.error_rate, timeout_rate=args.timeout_rate, seed=args.seed)
+                               error_rate=args.error_rate, timeout_rate=args.timeout_rate, seed=args.seed,
+                               echo_auth=args.echo_auth)
     server = StandInServer(settings, port=args.port)
     print(f"LISTENING {server.port}", flush=True)
     try:

@@ -5,8 +5,10 @@ import logging
 
 import pytest
 
+from rag.errors import ConfigError
 from rag.generation import GenerationRequest, OpenAIGeneratorConfig, build_generator
 from rag.generation.local_server import free_port
+from rag.secrets import REPLACEMENT
 from rag.testing import StandInServer, StandInSettings
 
 FAST = {"model": "stand-in", "concurrency": 4, "timeout_s": 1.0, "max_retries": 2,
@@ -129,7 +131,53 @@ def test_a_planted_api_key_never_appears_in_results_logs_or_cache(stand_in, tmp_
     with build_generator(config(stand_in.base_url, api_key_env="RAG_TEST_PLANTED_KEY"), tmp_path) as generator:
         results = generator.generate(requests)
     echoed = results[0]
-    assert echoed.error_kind == "server_error" and "Bearer ***" in echoed.error_message  # the key reached the server
+    assert echoed.error_kind == "server_error" and f"Bearer {REPLACEMENT}" in echoed.error_message  # it reached the server
     outputs = [repr(results), caplog.text, *capfd.readouterr()]
     outputs += [p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
     assert all(key not in text for text in outputs)
+
+
+def test_a_key_echoed_in_a_normal_answer_is_redacted_before_it_is_cached(tmp_path, monkeypatch):
+    key = "llm-auth-value-51c7e0a9d2b84f36"  # neither its variable's name nor its shape says "key"
+    monkeypatch.setenv("LLM_AUTH", key)
+    with StandInServer(StandInSettings(echo_auth=True)) as server:
+        with build_generator(config(server.base_url, api_key_env="LLM_AUTH"), tmp_path) as generator:
+            (result,) = generator.generate([request("q1")])
+        assert result.answer.endswith(f"(you sent Bearer {REPLACEMENT})")  # the server did echo it
+        with build_generator(config(server.base_url, api_key_env="LLM_AUTH"), tmp_path) as generator:
+            (again,) = generator.generate([request("q1")])
+    assert again.cached and again.answer == result.answer
+    assert key not in (tmp_path / "generations.jsonl").read_text()
+
+
+def test_a_remote_endpoint_without_its_key_fails_before_any_request(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAG_TEST_NO_SUCH_VAR", raising=False)
+    with pytest.raises(ConfigError) as info:
+        build_generator(config("https://llm.example.com/v1"), tmp_path)
+    assert info.value.key == "generation.generator.api_key_env"
+    assert "RAG_TEST_NO_SUCH_VAR is not set" in str(info.value) and "llm.example.com" in str(info.value)
+    build_generator(config("http://localhost:9/v1"), tmp_path).close()  # a keyless local server is fine
+    build_generator(config("http://127.0.0.2:9/v1"), tmp_path).close()
+
+
+def test_one_prompt_in_flight_is_sent_once_across_workers_and_generators(tmp_path):
+    """Duplicate prompts inside one batch, and a second generator (another run) on the same cache
+    directory at the same time: each distinct prompt reaches the server exactly once."""
+    import threading
+
+    requests = [request(f"k{i % 5}") for i in range(20)]  # 5 distinct prompts, 4 copies each
+    with StandInServer(StandInSettings(latency_s=0.2)) as server:
+        results: dict[str, list] = {}
+
+        def run(name: str) -> None:
+            with build_generator(config(server.base_url, concurrency=8), tmp_path) as generator:
+                results[name] = generator.generate(requests)
+
+        threads = [threading.Thread(target=run, args=(name,)) for name in ("a", "b")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert server.stats.completions_requests == 5
+    answers = {r.answer for name in results for r in results[name]}
+    assert len(answers) == 5 and all(r.answer for name in results for r in results[name])

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from rag.generation import BackoffSettings
 from rag.generation.cache import CachedGeneration, GenerationCache, generation_cache_key
 from rag.generation.retry import Backoff, classify, parse_retry_after
+from rag.secrets import REPLACEMENT, Redactor
 
 
 @pytest.mark.parametrize(
@@ -51,9 +52,9 @@ def _status_error(status: int) -> openai.APIStatusError:
                          [(429, "rate_limit", True), (503, "server_error", True), (401, "auth_error", False),
                           (404, "client_error", False)])
 def test_classify_status_errors_and_redact_the_key(status, kind, retryable):
-    failure = classify(_status_error(status), secret="sk-secret-123")
+    failure = classify(_status_error(status), Redactor(["sk-secret-123"]))
     assert (failure.kind, failure.retryable) == (kind, retryable)
-    assert "sk-secret-123" not in failure.message and "***" in failure.message
+    assert "sk-secret-123" not in failure.message and REPLACEMENT in failure.message
     assert failure.retry_after_s == (4.0 if retryable else None)
 
 

@@ -154,6 +154,36 @@ def test_index_is_cached_and_interrupted_build_is_redone(make_chunks, tmp_path):
     assert third.search(["bird dog"], 3) == first.search(["bird dog"], 3)
 
 
+@pytest.mark.parametrize(
+    ("damaged", "damage"),
+    [
+        ("postings.npz", lambda data: data[: len(data) // 2]),  # truncated: BadZipFile
+        ("postings.npz", lambda data: b""),
+        ("zero_tf_scores.npy", lambda data: data[:20]),
+        ("vocabulary.json", lambda data: data[:-5]),
+        ("vocabulary.json", lambda data: b'["cat"]'),  # readable, but inconsistent with the postings
+    ],
+)
+def test_an_unreadable_cache_file_is_rebuilt_in_the_same_run(make_chunks, tmp_path, caplog, damaged, damage):
+    chunks = make_chunks(CORPUS)
+    first = build_retriever("sparse", "bm25", NO_STOPWORDS)
+    first.index(chunks, tmp_path)
+    (index_dir,) = (tmp_path / "bm25").iterdir()
+    target = index_dir / damaged
+    target.write_bytes(damage(target.read_bytes()))
+
+    second = build_retriever("sparse", "bm25", NO_STOPWORDS)
+    second.tokenizer = CountingTokenizer(second.tokenizer)
+    second.index(chunks, tmp_path)
+    assert second.tokenizer.calls == len(chunks)  # rebuilt
+    assert "unreadable" in caplog.text and str(index_dir) in caplog.text
+    assert second.search(["cat", "bird dog"], 3) == first.search(["cat", "bird dog"], 3)
+    third = build_retriever("sparse", "bm25", NO_STOPWORDS)
+    third.tokenizer = CountingTokenizer(third.tokenizer)
+    third.index(chunks, tmp_path)
+    assert third.tokenizer.calls == 0  # the repaired cache is read again
+
+
 def test_changed_settings_or_corpus_use_another_index(make_chunks, tmp_path):
     build_retriever("s", "bm25", NO_STOPWORDS).index(make_chunks(CORPUS), tmp_path)
     build_retriever("s", "bm25", {"k1": 1.2, **NO_STOPWORDS}).index(make_chunks(CORPUS), tmp_path)

@@ -20,17 +20,42 @@ from .conftest import REPO, SMOKE_CONFIG
     ("override", "key", "expected"),
     [
         ("bogus=1", "bogus", "unknown key; expected one of: cache_dir"),
-        ("retrievers.1.params.k9=3", "retrievers.1.params.k9", "expected one of: b, backend"),
+        ("retrievers.1.params.k9=3", "retrievers.bm25.params.k9", "expected one of: b, backend"),
+        ("retrievers.bm25.params.tokenizer.nme=x", "retrievers.bm25.params.tokenizer.nme", "expected one of: name, stem"),
         ("top_k=ten", "top_k", "valid integer"),
         ("top_k=0", "top_k", "greater than 0"),
         ("top_k=-3", "top_k", "greater than 0"),
-        ("retrievers.dense.type=nope", "retrievers.0.type", "unknown retriever 'nope'; expected one of: bm25"),
+        ("retrievers.dense.type=nope", "retrievers.dense.type", "unknown retriever 'nope'; expected one of: bm25"),
         ("dataset.bogus=2", "dataset.bogus", "expected one of: corpus, format, name, questions"),
         ("generation.generator.max_chunks=0", "generation.generator.max_chunks", "greater than 0"),
         ("evaluation.metrics=[mrr, foo@3]", "evaluation.metrics", "unknown name 'foo'"),
         ("methods=[dense, nope]", "methods", "unknown method(s) ['nope']"),
-        ("retrievers.rrf.params.retrievers=[dense, zzz]", "retrievers.2.params", "fuses ['zzz']"),
+        ("retrievers.rrf.params.retrievers=[dense, zzz]", "retrievers.rrf.params.retrievers", "fuses ['zzz']"),
+        ("retrievers.rrf.params.k=-1", "retrievers.rrf.params.k", "greater than or equal to 0"),
+        ("retrievers.dense.params.hnsw={M: 1}", "retrievers.dense.params.hnsw.M", "greater than 1"),
         ("evaluation.levels=[page]", "evaluation.levels.0", "'url' or 'chunk'"),
+        # issue 14: strict values
+        ("top_k=true", "top_k", "expected a number, not a boolean"),
+        ("seed=false", "seed", "expected a number, not a boolean"),
+        ("retrievers.bm25.params.k1=true", "retrievers.bm25.params.k1", "expected a number, not a boolean"),
+        ("retrievers.dense.params.hnsw.M=true", "retrievers.dense.params.hnsw.M", "expected a number, not a boolean"),
+        ("generation.generator.max_chunks=true", "generation.generator.max_chunks", "expected a number, not a boolean"),
+        ("question_sets=[]", "question_sets", "at least 1 item"),
+        ("methods=[]", "methods", "at least 1 item"),
+        ("name=..", "name", "should match pattern"),
+        ("name=.", "name", "should match pattern"),
+        ("retrievers.bm25.name=..", "retrievers.1.name", "should match pattern"),
+        ("retrievers.bm25.name=my.bm25", "retrievers.1.name", "should match pattern"),
+        ("output_dir=/", "output_dir", "/ is the file-system root"),
+        ("cache_dir=/", "cache_dir", "/ is the file-system root"),
+        ("generation.generator={type: openai, model: m, base_url: not-a-url}", "generation.generator.base_url",
+         "expected an http(s) URL with a host"),
+        ("generation.generator={type: openai, model: m, base_url: 'ftp://host/v1'}", "generation.generator.base_url",
+         "expected an http(s) URL with a host"),
+        ("generation.generator={type: openai, model: m, base_url: 'http://h:port/v1'}", "generation.generator.base_url",
+         "not a valid URL"),
+        ("generation.generator={type: openai, model: m, api_key_env: lower_case}", "generation.generator.api_key_env",
+         "expected the name of the environment variable"),
     ],
 )
 def test_bad_values_name_the_key(override: str, key: str, expected: str) -> None:
@@ -107,5 +132,21 @@ def test_subprocess_unknown_key_no_traceback(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )
     assert done.returncode == 2
-    assert "retrievers.1.params.k_one: unknown key; expected one of: b, backend" in done.stderr
+    assert "retrievers.bm25.params.k_one: unknown key; expected one of: b, backend" in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_retriever_params_are_validated_once_and_each_retriever_built_once(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One validation pass at load, one instance per retriever per run (issue 14: it was five and three)."""
+    from rag.retrievers.bm25 import BM25Params, BM25Retriever
+
+    validations, builds = [], []
+    validate, init = BM25Params.model_validate.__func__, BM25Retriever.__init__
+    monkeypatch.setattr(BM25Params, "model_validate",
+                        classmethod(lambda cls, *args, **kwargs: validations.append(1) or validate(cls, *args, **kwargs)))
+    monkeypatch.setattr(BM25Retriever, "__init__", lambda self, *args, **kwargs: builds.append(1) or init(self, *args, **kwargs))
+    assert main(["--config", str(tiny), "--quiet", "--set", "retrievers=[{name: a, type: bm25}, {name: b, type: bm25, "
+                 "params: {k1: 0.9}}, {name: f, type: rrf, params: {retrievers: [a, b]}}]"]) == 0
+    assert (len(validations), len(builds)) == (2, 2)
