@@ -1,4 +1,5 @@
-"""Command line: ``python scripts/run_benchmark.py --config configs/wiki.yaml [options]``.
+"""Command line: ``python scripts/run_benchmark.py --config configs/wiki.yaml [options]``; with
+``sweep`` first (``rag-bench sweep --config C --grid KEY=V1,V2``) a parameter sweep (:mod:`rag.sweep.cli`).
 
 Exit codes: 0 success; 2 for any user error (:class:`rag.errors.BenchError`: bad config, bad data,
 missing file), printed as one line on stderr without a traceback; 130 on Ctrl-C, after the work
@@ -58,6 +59,11 @@ def overrides_from_args(args: argparse.Namespace) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["sweep"]:  # `rag-bench sweep ...`: rag.sweep.cli
+        from rag.sweep.cli import main as sweep_main
+
+        return sweep_main(argv[1:])
     from rag.config import load_config  # imported here so `--help` stays fast
 
     try:
