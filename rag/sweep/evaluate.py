@@ -11,13 +11,16 @@ The pipeline's own stages do the work (:mod:`rag.runner.pipeline`'s loading and 
   set and the depth. A method whose identity was met at an earlier point is not retrieved or scored
   again, and an indexed retriever is handed to every later point where its identity is the same, so a
   fusion parameter re-indexes nothing and a chunk size re-embeds only chunk texts not embedded before
-  (the embedding cache is keyed by text).
+  (the embedding cache is keyed by text);
+- a handed-on retriever remembers its searches (:class:`RememberedSearches`), so the inputs of a
+  fusion are searched once for all the fusion's settings, not once per setting.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -29,7 +32,25 @@ from rag.runner.pipeline import cached_chunks, select_question_sets
 from rag.runner.retrieval import RetrievalStage, spec_fingerprint
 from rag.runner.scoring import RetrievalScorer
 from rag.runner.timing import StageTimer
-from rag.types import Chunk
+from rag.types import Chunk, Ranking
+
+
+class RememberedSearches(Retriever):
+    """An indexed retriever that answers a (query, k) it has answered before from memory."""
+
+    def __init__(self, inner: Retriever):
+        super().__init__(inner.name, inner.params)
+        self.inner = inner
+        self._found: dict[tuple[str, int], Ranking] = {}
+
+    def index(self, chunks: Sequence[Chunk], cache_dir: Path) -> None:
+        """Already indexed (only indexed retrievers are handed on)."""
+
+    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        missing = list(dict.fromkeys(q for q in queries if (q, k) not in self._found))
+        if missing:
+            self._found.update({(q, k): ranking for q, ranking in zip(missing, self.inner.search(missing, k), strict=True)})
+        return [self._found[(q, k)] for q in queries]
 
 
 class SweepEvaluator:
@@ -80,13 +101,19 @@ class SweepEvaluator:
             if identities[method] in self._scores:
                 continue
             by_text = stage.rankings(method, texts)
+            self._hand_on(stage, identities)  # before the next method: a fusion then binds remembering inputs
             with self.timer.stage("evaluate"):
                 self._scores[identities[method]] = pd.concat(
                     [self._score_set(scorer, name, questions, by_text) for name, questions in self.question_sets.items()],
                     ignore_index=True,
                 )
-        self._retrievers.update({identities[name]: retriever for name, retriever in stage.built.items()})
         return {method: (identities[method], self._scores[identities[method]]) for method in self.methods}
+
+    def _hand_on(self, stage: RetrievalStage, identities: dict[str, str]) -> None:
+        """Keep the stage's indexed retrievers, remembering their searches, for this and later points."""
+        for name, retriever in stage.built.items():
+            remembered = retriever if isinstance(retriever, RememberedSearches) else RememberedSearches(retriever)
+            stage.built[name] = self._retrievers[identities[name]] = remembered
 
     @staticmethod
     def _score_set(scorer: RetrievalScorer, name: str, questions: Sequence, by_text: dict) -> pd.DataFrame:

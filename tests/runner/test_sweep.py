@@ -18,6 +18,7 @@ from rag.cli import main
 from rag.config import load_config
 from rag.data import load_dataset
 from rag.embeddings import Embedder
+from rag.retrievers.bm25 import BM25Retriever
 from rag.retrievers.index_cache import IndexDir
 from rag.sweep import load_sweep_summary
 from rag.sweep.split import dev_test_split
@@ -137,9 +138,14 @@ def count_index_builds(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 def test_a_fusion_key_reindexes_nothing_a_chunk_size_reindexes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     builds = count_index_builds(monkeypatch)
+    searched: list[str] = []
+    search = BM25Retriever.search
+    monkeypatch.setattr(BM25Retriever, "search", lambda self, queries, k: searched.append(self.name) or search(self, queries, k))
     config = smoke_bm25_config(tmp_path)
     sweep(config, tmp_path / "first", "--grid", "retrievers.rrf.params.k=1,10,60")
     assert len(builds) == 2  # bm25 and bm25l, once, for the whole sweep
+    # each input searched twice: as a method (to the run's depth) and once for all three RRF settings
+    assert sorted(searched) == ["bm25", "bm25", "bm25l", "bm25l"]
     record = json.loads((tmp_path / "first" / "sweep.json").read_text())
     assert record["distinct_evaluations"] == 2 + 3  # the inputs once; rrf per k (60 is the config's own)
     sweep(config, tmp_path / "second", "--grid", "retrievers.rrf.params.k=5,7")
