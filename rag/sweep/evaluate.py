@@ -11,7 +11,8 @@ The pipeline's own stages do the work (:mod:`rag.runner.pipeline`'s loading and 
   set and the depth. A method whose identity was met at an earlier point is not retrieved or scored
   again, and an indexed retriever is handed to every later point where its identity is the same, so a
   fusion parameter re-indexes nothing and a chunk size re-embeds only chunk texts not embedded before
-  (the embedding cache is keyed by text);
+  (the embedding cache is keyed by text). A retriever whose name gets a new identity is not handed
+  on any more, since building the new one may replace its on-disk index;
 - a handed-on retriever remembers its searches (:class:`RememberedSearches`), so the inputs of a
   fusion are searched once for all the fusion's settings, not once per setting.
 """
@@ -93,6 +94,7 @@ class SweepEvaluator:
         chunks, fingerprint = self.chunks(config)
         stage = RetrievalStage(config, chunks, fingerprint, self.timer, self.progress)
         identities = {spec.name: self.identity(config, spec.name, fingerprint) for spec in config.retrievers}
+        self._forget_replaced(identities)
         stage.built.update({name: self._retrievers[key] for name, key in identities.items() if key in self._retrievers})
         scorer = RetrievalScorer(chunks, config.evaluation.metrics, config.evaluation.levels,
                                  config.evaluation.convention, config.evaluation.ties)
@@ -108,6 +110,13 @@ class SweepEvaluator:
                     ignore_index=True,
                 )
         return {method: (identities[method], self._scores[identities[method]]) for method in self.methods}
+
+    def _forget_replaced(self, identities: dict[str, str]) -> None:
+        """Drop the kept retrievers of a name that gets a new identity at this point: building the new
+        one may replace their on-disk index (a Chroma collection is one per retriever name)."""
+        renewed = {name for name, key in identities.items() if key not in self._retrievers}
+        for key in [key for key, retriever in self._retrievers.items() if retriever.name in renewed]:
+            del self._retrievers[key]
 
     def _hand_on(self, stage: RetrievalStage, identities: dict[str, str]) -> None:
         """Keep the stage's indexed retrievers, remembering their searches, for this and later points."""
