@@ -91,7 +91,7 @@ def selection_table(summary: SweepSummary) -> pd.DataFrame:
             "config's setting": row["config_setting"],
             "test: config": _with_ci(row, "test_config", "{:.4f}"),
             "test: chosen - config": _with_ci(row, "test_diff", "{:+.4f}"),
-            "p": "–" if row["chosen_is_config"] else f"{row['p_adjusted']:.3g}",
+            "p (adjusted)": "–" if row["chosen_is_config"] else f"{row['p_adjusted']:.3g}",
             "significant": "yes" if row["significant"] else "no",
         })
     return pd.DataFrame(rows)
@@ -108,7 +108,10 @@ def markdown(summary: SweepSummary, facts: list[str]) -> str:
     else:
         lines += [selection_table(summary).to_markdown(index=False), "", "## Verdicts", "",
                   *(f"- {line}" for line in summary.verdicts), ""]
-    lines += ["The dev column is the best of several noisy means (the winner's curse): optimistic. The test column "
-              "is measured on questions the choice never saw.", ""]
+    lines += ["The dev column is the best of several noisy means (the winner's curse): optimistic. The test columns "
+              "are measured on questions the choice never saw: mean [bootstrap CI]; chosen - config is the mean paired "
+              "difference [bootstrap CI of the per-question differences]; p is the two-sided sign-flip randomization "
+              "test, Holm-adjusted across the sweep's comparisons when the config's evaluation.correction is holm "
+              "(sweep.json keeps the raw p_value too).", ""]
     lines += [f"![{path.stem}]({path.name})" for path in summary.plots]
     return "\n".join(lines) + "\n"
