@@ -7,7 +7,6 @@ every point with an LLM would multiply the slowest stage by the grid's size.
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
