@@ -1,4 +1,5 @@
-"""Retrievers: dense (Chroma / exact), sparse BM25, and fusion (RRF, convex), built from config by name.
+"""Retrievers: dense (Chroma / exact), sparse BM25, and fusion (RRF, convex, CombSUM, CombMNZ, DBSF), built
+from config by name.
 
 Importing this package registers every retriever in :data:`RETRIEVERS`; :func:`build_retriever`
 turns one config entry into an instance.

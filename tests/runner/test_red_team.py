@@ -31,8 +31,8 @@ RUN_BENCHMARK = str(REPO / "scripts" / "run_benchmark.py")
 
 
 def one_line_error(err: str, *expected: str) -> None:
-    """A single line on stderr (besides progress bars, which in-process runs cannot silence: tqdm
-    reads TQDM_DISABLE once, at import), naming everything in ``expected``, and no traceback."""
+    """A single line on stderr (besides progress bars of runs without --quiet), naming everything in
+    ``expected``, and no traceback."""
     lines = [line for line in err.split("\n") if line and not line.startswith("\r")]
     assert len(lines) == 1 and "Traceback" not in err, err
     for text in expected:
