@@ -6,8 +6,8 @@ client (its own retries off: ``max_retries=0``). Each request:
 1. builds the prompt (system + user template, numbered chunks trimmed to the token budget);
 2. returns the cached answer when (model, endpoint, messages, parameters) was answered before;
 3. otherwise sends it under a hard per-attempt deadline of ``timeout_s`` and retries retryable
-   failures (see :mod:`rag.generation.retry`) with tenacity, waiting ``Retry-After`` when the server
-   sends one and exponential backoff with seeded jitter otherwise;
+   failures (:func:`rag.generation.retry.retrying`, tenacity), waiting ``Retry-After`` when the
+   server sends one and exponential backoff with seeded jitter otherwise;
 4. appends a success to the cache at once; after the last attempt a failure becomes a result with
    ``answer=None`` and ``error_kind``/``error_message`` — it is never raised, never cached.
 
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import openai
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState
 from tqdm.auto import tqdm
 
 from rag.errors import BenchError
@@ -34,7 +34,7 @@ from rag.generation.cache import CachedGeneration, GenerationCache, generation_c
 from rag.generation.config import LLMGeneratorConfig, LocalGeneratorConfig, OpenAIGeneratorConfig
 from rag.generation.local_server import ManagedLlamaServer
 from rag.generation.prompt import Prompt, PromptBuilder, TokenCounter, default_token_counter
-from rag.generation.retry import Backoff, RequestFailure, classify
+from rag.generation.retry import Backoff, RequestFailure, classify, retrying
 from rag.models import smollm2_gguf_path
 
 log = logging.getLogger(__name__)
@@ -127,18 +127,13 @@ class ChatGenerator(Generator):
                 attempts=0, cached=True, extra=extra,
             )
         started = time.perf_counter()
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_retries + 1),
-            retry=retry_if_exception(lambda exc: isinstance(exc, RequestFailure) and exc.retryable),
-            wait=self._wait,
-            before_sleep=lambda state: self._log_retry(request.key, state),
-            reraise=True,
-        )
         attempts = 0
         attempt_errors: list[str] = []  # the kind of every failed attempt, for the report
         extra["attempt_errors"] = attempt_errors
         try:
-            async for attempt in retrying:
+            async for attempt in retrying(
+                self.config.max_retries, self._backoff, lambda state: self._log_retry(request.key, state)
+            ):
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
                     try:
@@ -184,11 +179,6 @@ class ChatGenerator(Generator):
 
     async def _ensure_endpoint(self) -> None:
         """Hook run before every attempt (the local generator restarts a dead server here)."""
-
-    def _wait(self, state: RetryCallState) -> float:
-        failure = state.outcome.exception() if state.outcome else None
-        retry_after = failure.retry_after_s if isinstance(failure, RequestFailure) else None
-        return self._backoff.delay(state.attempt_number, retry_after)
 
     @staticmethod
     def _log_retry(key: str, state: RetryCallState) -> None:
