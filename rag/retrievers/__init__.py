@@ -13,9 +13,9 @@ from pydantic import ValidationError
 
 from rag.errors import ConfigError
 from rag.retrievers import bm25, dense, fusion  # noqa: F401  (registration)
-from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
+from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 
-__all__ = ["RETRIEVERS", "Retriever", "RetrieverParams", "build_retriever"]
+__all__ = ["RETRIEVERS", "IndexStorage", "Retriever", "RetrieverParams", "build_retriever"]
 
 
 def build_retriever(name: str, type: str, params: Mapping[str, Any] | None = None) -> Retriever:

@@ -31,7 +31,6 @@ import math
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -42,7 +41,7 @@ from tqdm.auto import tqdm
 from rag.errors import BenchError
 from rag.io_utils import atomic_write_json
 from rag.registry import Registry
-from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
+from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.retrievers.index_cache import IndexDir, index_key
 from rag.retrievers.ranking import ranking_from_scores, sorted_by_id
 from rag.retrievers.tokenizers import Tokenizer, TokenizerParams, make_tokenizer
@@ -271,12 +270,12 @@ class BM25Retriever(Retriever):
         self._backend: BM25Backend = BM25_BACKENDS.get(params.backend)()
         self._chunk_ids: list[str] = []
 
-    def index(self, chunks: Sequence[Chunk], cache_dir: Path) -> None:
+    def index(self, chunks: Sequence[Chunk], storage: IndexStorage) -> None:
         ordered = sorted_by_id(chunks)
         if not ordered:
             raise BenchError(f"retriever {self.name!r}: cannot index an empty corpus")
         settings = self.params.model_dump(exclude={"backend"})
-        cache = IndexDir(cache_dir, "bm25", index_key(settings, ordered))
+        cache = IndexDir(storage.own, "bm25", index_key(settings, ordered))
         needs_tokens = self.params.backend != "sparse" or not cache.is_complete()
         tokenized = (
             [self.tokenizer(chunk.text) for chunk in tqdm(ordered, desc=f"{self.name}: tokenizing", unit="chunk")]

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag.errors import BenchError, ConfigError
-from rag.retrievers import build_retriever
+from rag.retrievers import IndexStorage, build_retriever
 from rag.retrievers.index_cache import COMPLETE_MARKER
 
 NO_STOPWORDS = {"tokenizer": {"stopwords": False}}
@@ -30,9 +30,9 @@ def okapi_tf(tf: int, norm: float) -> float:
 
 
 @pytest.fixture
-def okapi(make_chunks, tmp_path):
+def okapi(make_chunks, storage):
     retriever = build_retriever("sparse", "bm25", NO_STOPWORDS)
-    retriever.index(make_chunks(CORPUS), tmp_path)
+    retriever.index(make_chunks(CORPUS), storage)
     return retriever
 
 
@@ -55,18 +55,18 @@ def test_unknown_and_empty_queries_score_zero_ties_by_chunk_id(okapi):
         assert ranking.chunk_ids == ["a", "b", "c"] and ranking.scores == [0.0, 0.0, 0.0]
 
 
-def test_bm25plus_scores_by_hand(make_chunks, tmp_path):
+def test_bm25plus_scores_by_hand(make_chunks, storage):
     retriever = build_retriever("sparse", "bm25", {"variant": "bm25plus", **NO_STOPWORDS})
-    retriever.index(make_chunks(CORPUS), tmp_path)
+    retriever.index(make_chunks(CORPUS), storage)
     (bird,) = retriever.search(["bird"], k=3)
     idf = math.log(4 / 1)  # ln((N + 1) / df)
     assert bird.chunk_ids == ["c", "a", "b"]  # a and b lack "bird": both idf x delta, tie -> id order
     assert bird.scores == pytest.approx([idf * (1 + 2.5 / (1.5 * B_LEN2 + 1)), idf, idf], abs=1e-12)
 
 
-def test_identical_documents_tie_by_chunk_id(make_chunks, tmp_path):
+def test_identical_documents_tie_by_chunk_id(make_chunks, storage):
     retriever = build_retriever("sparse", "bm25", NO_STOPWORDS)
-    retriever.index(make_chunks({"z": "red fox", "m": "red fox", "a": "blue sky", "q": "red fox", "b": "green tree", "c": "grey cloud", "d": "big sea"}), tmp_path)
+    retriever.index(make_chunks({"z": "red fox", "m": "red fox", "a": "blue sky", "q": "red fox", "b": "green tree", "c": "grey cloud", "d": "big sea"}), storage)
     (ranking,) = retriever.search(["fox"], k=2)
     assert ranking.chunk_ids == ["m", "q"]
 
@@ -96,7 +96,7 @@ def test_parity_with_rank_bm25(make_chunks, tmp_path_factory, variant, corpus, q
     extra_name = "epsilon" if variant == "okapi" else "delta"
     params = {"variant": variant, "k1": k1, "b": b, extra_name: extra, **NO_STOPWORDS}
     retriever = build_retriever("sparse", "bm25", params)
-    retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), tmp_path_factory.mktemp("bm25"))
+    retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), IndexStorage.under(tmp_path_factory.mktemp("bm25"), "sparse"))
     reference = reference_model(variant, corpus, k1, b, extra)
     rankings = retriever.search([" ".join(query) for query in queries], k)
     for query, ranking in zip(queries, rankings):
@@ -106,13 +106,13 @@ def test_parity_with_rank_bm25(make_chunks, tmp_path_factory, variant, corpus, q
         np.testing.assert_allclose(ranking.scores, expected_scores[expected_order], rtol=0, atol=1e-9)
 
 
-def test_reference_backend_matches_default_on_text(make_chunks, tmp_path):
+def test_reference_backend_matches_default_on_text(make_chunks, storage):
     texts = {f"c{i}": text for i, text in enumerate(["The cat sat on the mat.", "Dogs and cats, together!", "A bird sang.", "The mat is red; the cat is not."])}
     queries = ["the cat on the mat", "red bird", "dogs"]
     results = []
     for backend in ("sparse", "rank_bm25"):
         retriever = build_retriever(backend, "bm25", {"backend": backend})
-        retriever.index(make_chunks(texts), tmp_path)
+        retriever.index(make_chunks(texts), storage)
         results.append(retriever.search(queries, k=4))
     assert results[0] == results[1]
 
@@ -126,31 +126,31 @@ class CountingTokenizer:
         return self.tokenizer(text)
 
 
-def test_index_is_cached_and_interrupted_build_is_redone(make_chunks, tmp_path):
+def test_index_is_cached_and_interrupted_build_is_redone(make_chunks, tmp_path, storage):
     chunks = make_chunks(CORPUS)
     first = build_retriever("sparse", "bm25", NO_STOPWORDS)
-    first.index(chunks, tmp_path)
+    first.index(chunks, storage)
     (index_dir,) = (tmp_path / "bm25").iterdir()
 
     second = build_retriever("sparse", "bm25", NO_STOPWORDS)
     second.tokenizer = CountingTokenizer(second.tokenizer)
-    second.index(chunks, tmp_path)
+    second.index(chunks, storage)
     assert second.tokenizer.calls == 0  # loaded, nothing tokenized
     assert second.search(["bird dog"], 3) == first.search(["bird dog"], 3)
 
     (index_dir / COMPLETE_MARKER).unlink()  # as if the build had been interrupted
     third = build_retriever("sparse", "bm25", NO_STOPWORDS)
     third.tokenizer = CountingTokenizer(third.tokenizer)
-    third.index(chunks, tmp_path)
+    third.index(chunks, storage)
     assert third.tokenizer.calls == len(chunks)
     assert (index_dir / COMPLETE_MARKER).is_file()
     assert third.search(["bird dog"], 3) == first.search(["bird dog"], 3)
 
 
-def test_changed_settings_or_corpus_use_another_index(make_chunks, tmp_path):
-    build_retriever("s", "bm25", NO_STOPWORDS).index(make_chunks(CORPUS), tmp_path)
-    build_retriever("s", "bm25", {"k1": 1.2, **NO_STOPWORDS}).index(make_chunks(CORPUS), tmp_path)
-    build_retriever("s", "bm25", NO_STOPWORDS).index(make_chunks({**CORPUS, "c": "dog bird bird"}), tmp_path)
+def test_changed_settings_or_corpus_use_another_index(make_chunks, tmp_path, storage):
+    build_retriever("s", "bm25", NO_STOPWORDS).index(make_chunks(CORPUS), storage)
+    build_retriever("s", "bm25", {"k1": 1.2, **NO_STOPWORDS}).index(make_chunks(CORPUS), storage)
+    build_retriever("s", "bm25", NO_STOPWORDS).index(make_chunks({**CORPUS, "c": "dog bird bird"}), storage)
     assert len(list((tmp_path / "bm25").iterdir())) == 3
 
 
@@ -181,16 +181,16 @@ def test_unknown_retriever_type_and_misuse():
         build_retriever("sparse", "bm25", {}).search(["q"], 1)
 
 
-def test_duplicate_chunk_ids_and_empty_corpus_are_errors(make_chunks, tmp_path):
+def test_duplicate_chunk_ids_and_empty_corpus_are_errors(make_chunks, storage):
     retriever = build_retriever("sparse", "bm25", {})
     with pytest.raises(BenchError, match="empty corpus"):
-        retriever.index([], tmp_path)
+        retriever.index([], storage)
     chunks = make_chunks({"a": "x"})
     with pytest.raises(BenchError, match="duplicate chunk id 'a'"):
-        retriever.index(chunks + chunks, tmp_path)
+        retriever.index(chunks + chunks, storage)
 
 
-def test_corpus_without_tokens_is_an_error(make_chunks, tmp_path):
+def test_corpus_without_tokens_is_an_error(make_chunks, storage):
     retriever = build_retriever("sparse", "bm25", {})  # stop words removed: nothing left
     with pytest.raises(BenchError, match="none of the 2 chunks has a token"):
-        retriever.index(make_chunks({"a": "the and of", "b": ""}), tmp_path)
+        retriever.index(make_chunks({"a": "the and of", "b": ""}), storage)
