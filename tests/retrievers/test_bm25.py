@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from rag.errors import BenchError, ConfigError
 from rag.retrievers import IndexStorage, build_retriever
+from rag.retrievers.bm25 import SparseBM25, top_k_positive_first
+from rag.retrievers.ranking import top_k_indices
 from rag.retrievers.index_cache import COMPLETE_MARKER
 
 NO_STOPWORDS = {"tokenizer": {"stopwords": False}}
@@ -106,6 +108,33 @@ def test_parity_with_rank_bm25(make_chunks, tmp_path_factory, variant, corpus, q
         np.testing.assert_allclose(ranking.scores, expected_scores[expected_order], rtol=0, atol=1e-9)
 
 
+def test_streamed_build_in_many_blocks_is_bitwise_rank_bm25(make_chunks, storage, monkeypatch):
+    """Blocks of 3 texts and score slices of 5 postings: the block-wise build changes no bit."""
+    monkeypatch.setattr(SparseBM25, "BLOCK_TEXTS", 3)
+    monkeypatch.setattr(SparseBM25, "SCORE_SLICE", 5)
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(30)]
+    corpus = [list(rng.choice(words, size=rng.integers(1, 15), p=np.arange(30, 0, -1) / 465)) for _ in range(25)]
+    ids = [f"d{i:03d}" for i in range(len(corpus))]
+    queries = [list(rng.choice(words, size=4)) for _ in range(10)]
+    for variant, extra in (("okapi", {"epsilon": 0.25}), ("bm25l", {"delta": 0.5}), ("bm25plus", {"delta": 1.0})):
+        retriever = build_retriever(variant, "bm25", {"variant": variant, **extra, **NO_STOPWORDS})
+        retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), storage)
+        reference = reference_model(variant, corpus, 1.5, 0.75, next(iter(extra.values())))
+        for query in queries:
+            np.testing.assert_array_equal(retriever._backend.scores(query), reference.get_scores(query))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    scores=st.lists(st.sampled_from([0.0, 0.0, 0.0, -1.0, 0.5, 1.0, 1.0, 2.0, 3.5]), min_size=1, max_size=40),
+    k=st.integers(1, 45),
+)
+def test_top_k_over_positive_scores_equals_the_full_top_k(scores, k):
+    scores = np.array(scores)
+    assert top_k_positive_first(scores, k).tolist() == top_k_indices(scores, k).tolist()
+
+
 def test_reference_backend_matches_default_on_text(make_chunks, storage):
     texts = {f"c{i}": text for i, text in enumerate(["The cat sat on the mat.", "Dogs and cats, together!", "A bird sang.", "The mat is red; the cat is not."])}
     queries = ["the cat on the mat", "red bird", "dogs"]
@@ -118,12 +147,18 @@ def test_reference_backend_matches_default_on_text(make_chunks, storage):
 
 
 class CountingTokenizer:
+    """Counts the texts tokenized (one by one or in blocks)."""
+
     def __init__(self, tokenizer):
         self.tokenizer, self.calls = tokenizer, 0
 
     def __call__(self, text):
         self.calls += 1
         return self.tokenizer(text)
+
+    def encode(self, texts, vocabulary):
+        self.calls += len(texts)
+        return self.tokenizer.encode(texts, vocabulary)
 
 
 def test_index_is_cached_and_interrupted_build_is_redone(make_chunks, tmp_path, storage):
