@@ -13,10 +13,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from rag.retrievers import bm25, dense, fusion  # noqa: F401  (registration)
-from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
+from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.validation import config_error_from_validation
 
-__all__ = ["RETRIEVERS", "Retriever", "RetrieverParams", "build_retriever"]
+__all__ = ["RETRIEVERS", "IndexStorage", "Retriever", "RetrieverParams", "build_retriever"]
 
 
 def build_retriever(name: str, type: str, params: RetrieverParams | Mapping[str, Any] | None = None) -> Retriever:

@@ -39,14 +39,13 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from pydantic import Field, model_validator
 
 from rag.errors import BenchError, ConfigError
-from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
+from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.retrievers.ranking import ranking_from_pairs
 from rag.types import Chunk, Ranking
 
@@ -86,7 +85,7 @@ class FusionRetriever(Retriever):
             )
         self.inputs = [retrievers[name] for name in self.params.retrievers]
 
-    def index(self, chunks: Sequence[Chunk], cache_dir: Path) -> None:
+    def index(self, chunks: Sequence[Chunk], storage: IndexStorage) -> None:
         """Nothing of its own to index: the inputs are indexed by the caller (see :meth:`requires`)."""
 
     def weights(self) -> list[float]:
