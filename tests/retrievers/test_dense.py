@@ -219,14 +219,22 @@ def test_dense_params_from_config():
     retriever = build_retriever("dense", "dense", {"search": "exact", "hnsw": {"M": 32}})
     assert retriever.params.hnsw.M == 32 and retriever.params.model == "all-MiniLM-L6-v2"
     assert retriever.params.identity() == "all-MiniLM-L6-v2"
-    endpoint = build_retriever("dense", "dense", {"model": "m", "embedder": {"type": "openai", "base_url": "http://h:1/v1"}})
+    endpoint = build_retriever("dense", "dense", {"model": "m", "embedder": {"type": "openai", "base_url": "http://127.0.0.1:1/v1"}})
     assert endpoint.params.identity() == "openai:m"
+
+
+def test_remote_embeddings_endpoint_without_its_key_is_refused_before_any_request(monkeypatch):
+    monkeypatch.delenv("RAG_TEST_EMBED_KEY", raising=False)
+    with pytest.raises(ConfigError, match="RAG_TEST_EMBED_KEY is not set") as error:
+        build_retriever("dense", "dense", {"model": "m", "embedder": {
+            "type": "openai", "base_url": "http://embeddings.example:1/v1", "api_key_env": "RAG_TEST_EMBED_KEY"}})
+    assert error.value.key == "embedder.api_key_env"
 
 
 @pytest.mark.parametrize(
     ("params", "key"),
     [
-        ({"embedder": {"type": "openai", "base_url": "not-a-url"}}, "retrievers.dense.params.embedder.openai.base_url"),
+        ({"embedder": {"type": "openai", "base_url": "not-a-url"}}, "retrievers.dense.params.embedder.base_url"),
         ({"embedder": {"type": "tei"}}, "retrievers.dense.params.embedder"),
         ({"embedder": {"type": "openai", "base_url": "http://h/v1"}, "device": "cpu"}, "retrievers.dense.params"),
         ({"shard_size": 0}, "retrievers.dense.params.shard_size"),

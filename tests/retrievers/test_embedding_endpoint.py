@@ -13,6 +13,7 @@ from rag.encoders import EndpointEncoder, OpenAIEmbedderConfig
 from rag.errors import BenchError
 from rag.retrievers import IndexStorage
 from rag.retrievers.dense import DenseParams, DenseRetriever
+from rag.secrets import REPLACEMENT
 from rag.testing import StandInServer, StandInSettings
 
 pytestmark = pytest.mark.slow  # the real embedding model, here and in the stand-in server
@@ -90,7 +91,7 @@ def test_the_key_comes_from_the_environment_and_never_appears_in_errors(server, 
     keyed = encoder(server.base_url, api_key_env="RAG_TEST_EMBEDDING_KEY", max_retries=1)
     with caplog.at_level(logging.INFO), pytest.raises(BenchError) as caught:
         keyed.encode(["[[faults:echo_auth_500]] secret please"], batch_size=1)
-    assert "***" in str(caught.value) and key not in str(caught.value) and key not in caplog.text
+    assert REPLACEMENT in str(caught.value) and key not in str(caught.value) and key not in caplog.text
     assert "api_key" not in OpenAIEmbedderConfig.model_fields
 
 
