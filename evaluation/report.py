@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation.answers import ANSWER_METRICS
 from evaluation.stats import compare_metrics
 from rag.io_utils import atomic_write_bytes, atomic_write_json, atomic_write_text
 
-ANSWER_METRICS = ("em", "f1")
 HEADLINE_METRICS = ("mrr@10", "recall@10", "f1")
 SUPERSCRIPTS = dict(zip("abcdefghijklmnop", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ"))
 
@@ -89,6 +89,7 @@ def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: Statistic
                 "generation_s_per_question": float(generated["generation_s"].mean()) if len(generated) else math.nan,
                 "prompt_tokens": int(generated["prompt_tokens"].sum()),
                 "completion_tokens": int(generated["completion_tokens"].sum()),
+                "chunks_used": float(generated["chunks_used"].mean()) if "chunks_used" in generated else math.nan,
             }
         compared = compare_metrics(
             frame, metrics, confidence=settings.confidence, n_resamples=settings.n_resamples,
@@ -153,9 +154,10 @@ def display_table(
         out[metric] = [_cell(row, metric, superscript) for _, row in table.iterrows()]
     out["answered"] = table["answered"]
     out["failures"] = table["failures"]
-    out["ret ms/q"] = table["retrieval_ms_per_query"].map(lambda v: f"{v:.2f}")
+    out["ret ms/q"] = table["retrieval_ms_per_query"].map(lambda v: "–" if math.isnan(v) else f"{v:.2f}")
     out["gen s/q"] = table["generation_s_per_question"].map(lambda v: "–" if math.isnan(v) else f"{v:.2f}")
     out["tokens"] = table["prompt_tokens"] + table["completion_tokens"]
+    out["chunks/answer"] = table["chunks_used"].map(lambda v: "–" if math.isnan(v) else f"{v:.1f}")
     return out
 
 
@@ -177,8 +179,11 @@ def legend(comparison: Comparison, convention: str, level: str) -> str:
     return (
         f"Cells: mean [{s.confidence:.0%} percentile-bootstrap CI, {s.n_resamples} resamples, seed {s.seed}]; "
         f"letters mark the methods a row beats with p < {s.alpha} on the same questions ({comparison.test_name}). "
-        f"Retrieval metrics at {level} level, {convention} convention; undefined queries (no ground truth) left out. "
-        "Answer metrics (em, f1) over answered questions only; failed generations are counted in `failures`, never scored."
+        f"Retrieval metrics at {level} level, {convention} convention; undefined queries (no ground truth) left out; "
+        "– = undefined (answer-only baselines such as closed_book and oracle have no retrieval metrics). "
+        "answer_in_context@k: a reference answer occurs in the top-k chunks. "
+        "Answer metrics (em, f1, match) over answered questions only; failed generations are counted in `failures`, "
+        "never scored. chunks/answer: mean chunks in the prompt."
     )
 
 
@@ -263,7 +268,7 @@ def failure_analysis(per_query: pd.DataFrame, hit_metric: str, f1_threshold: flo
     outcome = np.select(
         [
             asked["generation_status"] == "failed",
-            asked[hit_metric].fillna(0) == 0,
+            asked[hit_metric] == 0,  # NaN (no gold, or an answer-only baseline) is no retrieval miss
             asked["f1"] < f1_threshold,
         ],
         ["generation failed", "retrieval miss", "answer miss"],

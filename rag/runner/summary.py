@@ -6,7 +6,7 @@ from __future__ import annotations
 from evaluation.report import display_table, legend, markdown_table
 from rag.runner.pipeline import RunResult
 
-TERMINAL_METRICS = ("mrr@10", "recall@10", "ndcg@10", "hit@10", "complete@10", "em", "f1")
+TERMINAL_METRICS = ("mrr@10", "recall@10", "ndcg@10", "hit@10", "complete@10", "answer_in_context@10", "em", "f1", "match")
 
 
 def summary_text(result: RunResult) -> str:

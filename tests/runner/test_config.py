@@ -19,7 +19,7 @@ from .conftest import REPO, SMOKE_CONFIG
 @pytest.mark.parametrize(
     ("override", "key", "expected"),
     [
-        ("bogus=1", "bogus", "unknown key; expected one of: cache_dir"),
+        ("bogus=1", "bogus", "unknown key; expected one of: baselines, cache_dir"),
         ("retrievers.1.params.k9=3", "retrievers.1.params.k9", "expected one of: b, backend"),
         ("top_k=ten", "top_k", "valid integer"),
         ("top_k=0", "top_k", "greater than 0"),
