@@ -158,3 +158,20 @@ def test_oracle_on_the_smoke_data_has_the_answer_wherever_its_gold_page_does(tmp
     table = pd.read_csv(run / "comparison.csv").set_index("method")
     assert table.at["oracle", "answer_in_context@10"] >= table.at["bm25", "answer_in_context@10"]
     assert math.isnan(table.at["oracle", "mrr@10"]) and table.at["oracle", "f1"] >= table.at["closed_book", "f1"]
+
+
+@pytest.mark.parametrize("override, key, expected", [
+    ("baselines=[closed_book, psychic]", "baselines.1", "unknown baseline 'psychic'; expected one of: closed_book, oracle"),
+    ("baselines=[bm25]", "baselines.0", "unknown baseline 'bm25'"),
+    ("evaluation.answer_in_context=[10, 101]", "evaluation.answer_in_context", "cut-off 101 exceeds depth 100"),
+    ("evaluation.answer_in_context=[0]", "evaluation.answer_in_context.0", "greater than 0"),
+    ("generation.generator.closed_book_user_prompt='{context} {question}'", "generation.generator.closed_book_user_prompt",
+     "must contain {question} and no other placeholder"),
+])
+def test_bad_baseline_and_answer_in_context_settings_name_the_key(override, key, expected):
+    from rag.config import load_config
+    from rag.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(SMOKE_CONFIG, ["generation.generator={type: local}", override])
+    assert caught.value.key == key and expected in str(caught.value)
