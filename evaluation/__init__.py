@@ -1,7 +1,7 @@
 """Evaluation engine: exact retrieval metrics (trec_eval and AutoRAG conventions), answer metrics,
 comparison statistics and TREC file I/O. See docs/evaluation.md for conventions and tie-breaking."""
 
-from evaluation.answers import answer_scores
+from evaluation.answers import ANSWER_METRICS, answer_in_context, answer_in_context_at, answer_scores
 from evaluation.evaluate import CONVENTIONS, evaluate_run, retrieval_scores
 from evaluation.levels import to_document_ranking, to_document_run
 from evaluation.metrics import RankedJudgments, parse_metric
@@ -11,9 +11,12 @@ from evaluation.ties import TIE_RULES, ties_crossing
 from evaluation.trec_io import decode_trec_id, encode_trec_id, read_qrels, read_run, write_qrels, write_run
 
 __all__ = [
+    "ANSWER_METRICS",
     "CONVENTIONS",
     "RankedJudgments",
     "TIE_RULES",
+    "answer_in_context",
+    "answer_in_context_at",
     "answer_scores",
     "bootstrap_ci",
     "compare_methods",

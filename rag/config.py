@@ -31,6 +31,7 @@ from pydantic import (
     model_validator,
 )
 
+from rag.baselines import BASELINES
 from rag.chunking import ChunkingConfig
 from rag.data import DatasetConfig
 from rag.errors import ConfigError
@@ -77,7 +78,8 @@ class EvaluationSection(StrictModel):
     id descending, as trec_eval); ``expected`` takes every metric's expected value over all orders of
     equally scored items (McSherry & Najork 2008). Paired tests:
     sign-flip randomization (t-test p-values reported alongside), ``correction`` across the method
-    pairs of one metric and question set."""
+    pairs of one metric and question set. ``answer_in_context``: the cut-offs k of
+    ``answer_in_context@k`` (a reference answer in the top-k chunks; default ``[top_k]``)."""
 
     metrics: list[str] = Field(
         default_factory=lambda: ["mrr@10", "recall@10", "ndcg@10", "map@10", "p@10", "hit@10"], min_length=1
@@ -90,6 +92,7 @@ class EvaluationSection(StrictModel):
     n_resamples: PositiveInt = 10000
     correction: Literal["holm", "none"] = "holm"
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    answer_in_context: list[PositiveInt] | None = Field(default=None, min_length=1)
 
     @field_validator("metrics")
     @classmethod
@@ -110,6 +113,7 @@ class RunConfig(StrictModel):
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
     retrievers: list[RetrieverSpec] = Field(min_length=1)
     methods: list[str] | None = Field(None, min_length=1)
+    baselines: list[str] = Field(default_factory=list)  # answer-only methods (rag.baselines)
     top_k: PositiveInt = 10
     depth: PositiveInt = 100
     generation: GenerationSection | None = None
@@ -168,6 +172,12 @@ class RunConfig(StrictModel):
                     f"retriever {spec.name!r} fuses {missing}, which are not configured; "
                     f"expected names among {sorted(names)}",
                 )
+        taken = {spec.name for spec in self.retrievers}
+        for index, name in enumerate(self.baselines):
+            BASELINES.get(name, key=f"baselines.{index}")
+            if name in taken:
+                raise ConfigError(f"baselines.{index}", f"{name!r} is already a method name; expected each name once")
+            taken.add(name)
         return self
 
     @model_validator(mode="after")
@@ -186,6 +196,10 @@ class RunConfig(StrictModel):
                     f"{metric}: cut-off {k} exceeds depth {self.depth} (results kept per question); "
                     f"expected a cut-off <= {self.depth}, or raise depth",
                 )
+        for k in self.evaluation.answer_in_context or []:
+            if k > self.depth:
+                raise ConfigError("evaluation.answer_in_context",
+                                  f"cut-off {k} exceeds depth {self.depth}; expected a cut-off <= {self.depth}")
         return self
 
     def retriever(self, name: str) -> RetrieverSpec:

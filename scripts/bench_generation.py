@@ -1,17 +1,23 @@
-"""Generation throughput: concurrency 1 vs 8 against a stand-in with fixed latency, and tokens/s of the
-managed local SmolLM2 server.
+"""Generation throughput: concurrency 1 vs 8 against a stand-in with fixed latency, tokens/s of the
+managed local SmolLM2 server, and the generation stage of the wiki config.
 
     python scripts/bench_generation.py [--requests 48] [--latency 0.2] [--skip-local]
+    python scripts/bench_generation.py --wiki [--limit 5] [--config configs/wiki.yaml]
 
 Part 1 sends the same questions through the ``openai`` generator (fresh cache each time) to a stand-in
 server in its own process that answers every request after ``--latency`` seconds; the goal is a
 >= 5x speed-up at concurrency 8. Part 2 starts the local llama.cpp server and measures prompt
-processing and generation speed (see ``bench_local``).
+processing and generation speed (see ``bench_local``). ``--wiki`` runs the wiki config's pipeline on
+the first ``--limit`` questions of every set, every one of them answered by every method, with a
+fresh generation cache (retrieval from the config's cache) and prints answers needed vs requests
+sent (one per distinct prompt) and the prompt tokens the server evaluated vs those it was sent
+(llama.cpp reuses the prefix shared with the previous prompt) — see ``bench_wiki``.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -20,6 +26,9 @@ from rag.generation import (
     GenerationRequest, LocalGenerator, LocalGeneratorConfig, OpenAIGeneratorConfig, build_generator,
 )
 from rag.testing import StandInProcess
+
+REPO = Path(__file__).resolve().parents[1]
+PROMPT_EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
 
 PASSAGE = (
     "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It is named "
@@ -91,13 +100,59 @@ def bench_local(n_requests: int) -> None:
           f"({completion_tokens} tokens in {generation_s:.2f} s, prompt already in the KV cache)")
 
 
+def bench_wiki(config_path: Path, limit: int) -> None:
+    """The wiki config's generation stage, cold, on ``limit`` questions per set (all answered).
+
+    The managed server runs with ``verbose`` on, so llama.cpp logs the prompt tokens it evaluated for
+    each request (``prompt eval time = ... / N tokens``: the part after the prefix it reused)."""
+    from rag.config import load_config
+    from rag.models import smollm2_gguf_path
+    from rag.generation.local_server import ManagedLlamaServer
+    from rag.runner.pipeline import RunOptions, run_benchmark
+
+    config = load_config(config_path, [f"limit={limit}", "generation.questions_per_set=null"])
+    with tempfile.TemporaryDirectory() as directory:
+        log_path = Path(directory) / "llama_server.log"
+
+        def local_generator(generator_config, cache_dir):
+            server = ManagedLlamaServer(smollm2_gguf_path(), log_path, model_alias=generator_config.model,
+                                        n_ctx=generator_config.n_ctx, n_threads=generator_config.n_threads,
+                                        verbose=True)
+            return LocalGenerator(generator_config, Path(directory), server)
+
+        result = run_benchmark(config, RunOptions(output_dir=Path(directory) / "run", progress=False),
+                               generator_factory=local_generator)
+        evaluated = sum(int(n) for n in PROMPT_EVAL.findall(log_path.read_text(errors="replace")))
+    counts = result.manifest["generation_counts"]
+    sizing = result.manifest["generator_resolved"]
+    per_query = result.per_query
+    sent = per_query[per_query["attempts"] > 0]
+    seconds = result.timings["generate"]
+    methods = per_query["method"].nunique()
+    print(f"wiki config, first {limit} questions of {per_query['question_set'].nunique()} sets, {methods} methods "
+          f"(context budget {sizing['context_token_budget']} tokens, n_ctx {sizing['n_ctx']}, "
+          f"mean chunks per answer {per_query['chunks_used'].mean():.2f}):")
+    print(f"  answers needed {counts['needed']}, distinct prompts {counts['distinct']}, requests sent {counts['sent']} "
+          f"({counts['needed'] - counts['distinct']} answered by a shared prompt)")
+    print(f"  prompt tokens sent {int(sent['prompt_tokens'].sum())}, evaluated by the server {evaluated} "
+          f"(prefix reuse), completion tokens {int(sent['completion_tokens'].sum())}")
+    print(f"  generate stage {seconds:.1f} s: {seconds / counts['needed']:.2f} s per answer needed, "
+          f"{seconds / max(counts['sent'], 1):.2f} s per request sent")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=48)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--local-requests", type=int, default=6)
     parser.add_argument("--skip-local", action="store_true")
+    parser.add_argument("--wiki", action="store_true", help="only the wiki config's generation stage")
+    parser.add_argument("--limit", type=int, default=5, help="--wiki: questions per set")
+    parser.add_argument("--config", type=Path, default=REPO / "configs" / "wiki.yaml")
     args = parser.parse_args()
+    if args.wiki:
+        bench_wiki(args.config, args.limit)
+        return
     bench_concurrency(args.requests, args.latency)
     if not args.skip_local:
         bench_local(args.local_requests)

@@ -189,7 +189,9 @@ def stage_chroma(size: int, work: Path, results: dict, n_queries: int) -> None:
 
 def stage_eval(size: int, work: Path, results: dict, n_questions: int) -> None:
     from evaluation import compare_metrics, evaluate_run, ranked_lists_to_run, write_run
-    from evaluation.report import StatisticsSettings, compare, write_html_report
+    from rag.results.comparison import StatisticsSettings, compare
+    from rag.results.curves import curves
+    from rag.results.html import write_html_report
 
     rng = np.random.default_rng(2)
     qids = [f"q{i:06d}" for i in range(n_questions)]
@@ -230,7 +232,9 @@ def stage_eval(size: int, work: Path, results: dict, n_questions: int) -> None:
     results["trec_mib"] = sum((work / f"{m}.trec").stat().st_size for m in METHODS) / 2**20
     with measured(results, "report"):
         comparison = compare(rows, METRICS, StatisticsSettings())
-        write_html_report(work / "report.html", "scale", comparison, rows, "trec", "chunk", "hit@10")
+        chunk_ids = {c for m in METHODS for ranked in runs[m].values() for c in ranked}
+        write_html_report(work / "report.html", "scale", comparison, rows, curves({}, {}, {}, 10), "", [], "hit@10",
+                          {c: f"text of {c}" for c in chunk_ids}, {c: c for c in chunk_ids}, 10)
     results["report_html_mib"] = (work / "report.html").stat().st_size / 2**20
 
 

@@ -11,11 +11,20 @@ from rag.registry import Registry
 
 @dataclass(frozen=True)
 class GenerationRequest:
-    """One answer to produce. ``key`` identifies it in the run (e.g. ``"dense/q17"``)."""
+    """One answer to produce. ``key`` identifies it in the run (e.g. ``"dense/q17"``).
+
+    ``closed_book``: answer without any context (the ``closed_book`` baseline); ``contexts`` must be
+    empty then, and the prompt has no context section (an empty ``contexts`` list without the flag
+    is a retrieval that found nothing: the usual prompt with an empty context)."""
 
     key: str
     question: str
     contexts: list[str]
+    closed_book: bool = False
+
+    def __post_init__(self) -> None:
+        if self.closed_book and self.contexts:
+            raise ValueError(f"{self.key}: a closed-book request carries no contexts")
 
 
 @dataclass

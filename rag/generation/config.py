@@ -29,6 +29,10 @@ DEFAULT_SYSTEM_PROMPT = (
     "If the passages do not contain the answer, say \"I don't know\"."
 )
 DEFAULT_USER_PROMPT = "Context:\n{context}\n\nQuestion: {question}\nAnswer:"
+DEFAULT_CLOSED_BOOK_SYSTEM_PROMPT = (
+    "You answer questions from your own knowledge. Answer briefly with a short phrase or one sentence."
+)
+DEFAULT_CLOSED_BOOK_USER_PROMPT = "Question: {question}\nAnswer:"
 PROMPT_FIELDS = frozenset({"question", "context"})
 
 
@@ -72,8 +76,23 @@ class BackoffSettings(_Strict):
     max_retry_after_s: float = Field(60.0, ge=0)
 
 
+def _template_placeholders(template: str) -> set[str]:
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        raise ValueError(f"not a valid format template ({exc}); write literal braces as {{{{ }}}}") from None
+
+
 class LLMGeneratorConfig(_Strict):
-    """Knobs shared by every LLM-backed generator."""
+    """Knobs shared by every LLM-backed generator.
+
+    ``context_token_budget``: tokens of numbered chunks in the prompt; ``null`` (default) lets the run
+    size it to hold ``top_k`` chunks of ``chunking.max_tokens`` (:mod:`rag.generation.sizing`);
+    outside a run ``null`` means no token limit. ``max_chunks``: at most this many chunks (``null``:
+    every chunk given, i.e. the run's ``top_k``). A closed-book request (the ``closed_book``
+    baseline) uses ``closed_book_system_prompt`` and ``closed_book_user_prompt`` (``{question}``
+    only): no context section at all.
+    """
 
     model: str
     temperature: float = Field(0.0, ge=0, le=2)
@@ -83,18 +102,24 @@ class LLMGeneratorConfig(_Strict):
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(4, ge=0)
     backoff: BackoffSettings = BackoffSettings()
-    context_token_budget: int = Field(2000, gt=0)
-    max_chunks: int = Field(10, gt=0)
+    context_token_budget: int | None = Field(None, gt=0)
+    max_chunks: int | None = Field(None, gt=0)
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     user_prompt: str = DEFAULT_USER_PROMPT
+    closed_book_system_prompt: str = DEFAULT_CLOSED_BOOK_SYSTEM_PROMPT
+    closed_book_user_prompt: str = DEFAULT_CLOSED_BOOK_USER_PROMPT
+
+    @field_validator("closed_book_user_prompt")
+    @classmethod
+    def _closed_book_fields(cls, template: str) -> str:
+        if _template_placeholders(template) != {"question"}:
+            raise ValueError("the closed-book template must contain {question} and no other placeholder")
+        return template
 
     @field_validator("user_prompt")
     @classmethod
     def _template_fields(cls, template: str) -> str:
-        try:
-            fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
-        except ValueError as exc:
-            raise ValueError(f"not a valid format template ({exc}); write literal braces as {{{{ }}}}") from None
+        fields = _template_placeholders(template)
         unknown = fields - PROMPT_FIELDS
         if unknown:
             raise ValueError(f"unknown placeholder(s) {sorted(unknown)}; allowed: {{question}} and {{context}}")
@@ -117,15 +142,16 @@ class OpenAIGeneratorConfig(LLMGeneratorConfig):
 
 class LocalGeneratorConfig(LLMGeneratorConfig):
     """The managed local llama.cpp server with SmolLM2-135M-Instruct (one request at a time is what
-    llama.cpp's Python server processes, hence ``concurrency: 1``)."""
+    llama.cpp's Python server processes, hence ``concurrency: 1``). ``n_ctx`` (the server's context
+    window): ``null`` lets the run size it to hold the context budget, the rest of the prompt and the
+    answer (:mod:`rag.generation.sizing`); outside a run ``null`` is 4096."""
 
     type: Literal["local"] = "local"
     model: str = "smollm2-135m-instruct"
     concurrency: int = Field(1, gt=0, le=64)
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(2, ge=0)
-    context_token_budget: int = Field(1200, gt=0)
-    n_ctx: int = Field(4096, ge=256)
+    n_ctx: int | None = Field(None, ge=256)
     n_threads: int | None = Field(None, gt=0)  # None: all CPU cores (llama.cpp alone would use half)
     port: int | None = Field(None, gt=0, lt=65536)
     startup_timeout_s: float = Field(120.0, gt=0)
@@ -133,10 +159,11 @@ class LocalGeneratorConfig(LLMGeneratorConfig):
 
 
 class ExtractiveGeneratorConfig(_Strict):
-    """The no-LLM baseline: the sentence of the top chunks with the highest BM25 score."""
+    """The no-LLM baseline: the sentence of the top chunks with the highest BM25 score (``max_chunks``:
+    ``null`` = every chunk given)."""
 
     type: Literal["extractive"] = "extractive"
-    max_chunks: int = Field(10, gt=0)
+    max_chunks: int | None = Field(None, gt=0)
     k1: float = Field(1.2, ge=0)
     b: float = Field(0.75, ge=0, le=1)
 

@@ -80,7 +80,7 @@ class ExtractiveGenerator(Generator):
             started = time.perf_counter()
             answer = self.answer(request.question, request.contexts)
             result = GenerationResult(key=request.key, answer=answer, latency_s=time.perf_counter() - started,
-                                      attempts=1)
+                                      attempts=1, extra={"chunks_used": len(request.contexts[: self.config.max_chunks])})
             results.append(result)
             if on_result is not None:
                 on_result(result)

@@ -1,17 +1,28 @@
 """Answers through an OpenAI-compatible chat-completions endpoint, concurrently, cached, with retries.
 
-One ``generate`` call runs an asyncio loop with ``concurrency`` workers sharing one ``AsyncOpenAI``
-client (its own retries off: ``max_retries=0``). Each request:
+One ``generate`` call builds every prompt (system + user template, numbered chunks trimmed to the
+token budget) and its cache key (model, endpoint, messages, parameters), then:
 
-1. builds the prompt (system + user template, numbered chunks trimmed to the token budget);
-2. returns the cached answer when (model, endpoint, messages, parameters) was answered before;
-   when the same prompt is in flight elsewhere (another worker, or another run on the same cache
-   directory), waits for that answer instead of sending the prompt twice (see
-   :class:`rag.generation.cache.InFlightLocks`);
-3. otherwise sends it under a hard per-attempt deadline of ``timeout_s`` and retries retryable
+- **one request per distinct prompt**: requests whose prompts are identical (the same question with
+  the same ordered context, e.g. two fusions with the same top-k) share one answer; the others'
+  results are copies with ``extra["deduplicated"] = True`` and ``attempts = 0``;
+- **preflight** (:mod:`rag.generation.preflight`) when some distinct prompt is not cached: the
+  endpoint must answer ``/models`` and list the model, or nothing is sent;
+- **prefix order**: distinct prompts are sent in lexicographic order of their messages, so prompts
+  that share leading chunks follow each other and a server that keeps the previous prompt's KV
+  cache (llama.cpp reuses the longest common token prefix) evaluates only what differs; results
+  still come back in request order.
+
+Then an asyncio loop with ``concurrency`` workers shares one ``AsyncOpenAI`` client (its own retries
+off: ``max_retries=0``). Each distinct prompt:
+
+1. returns the cached answer when it was answered before; when the same prompt is in flight
+   elsewhere (another worker, or another run on the same cache directory), waits for that answer
+   instead of sending the prompt twice (see :class:`rag.generation.cache.InFlightLocks`);
+2. otherwise is sent under a hard per-attempt deadline of ``timeout_s`` and retries retryable
    failures (:func:`rag.generation.retry.retrying`, tenacity), waiting ``Retry-After`` when the
    server sends one and exponential backoff with seeded jitter otherwise;
-4. appends a success to the cache at once; after the last attempt a failure becomes a result with
+3. appends a success to the cache at once; after the last attempt a failure becomes a result with
    ``answer=None`` and ``error_kind``/``error_message`` — it is never raised, never cached.
 
 The API key is read from the environment variable named in the config and only handed to the
@@ -23,6 +34,7 @@ returned, so a server echoing the key back cannot leak it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
 import logging
 import os
@@ -34,13 +46,14 @@ from urllib.parse import urlsplit
 
 import openai
 from tenacity import RetryCallState
-from tqdm.auto import tqdm
 
 from rag.errors import BenchError, ConfigError
+from rag.progress import progress as progress_bar
 from rag.generation.base import GENERATORS, GenerationRequest, GenerationResult, Generator, ProgressCallback
 from rag.generation.cache import CachedGeneration, GenerationCache, InFlightLocks, generation_cache_key
 from rag.generation.config import LLMGeneratorConfig, LocalGeneratorConfig, OpenAIGeneratorConfig
-from rag.generation.local_server import ManagedLlamaServer
+from rag.generation.local_server import DEFAULT_N_CTX, ManagedLlamaServer
+from rag.generation.preflight import preflight
 from rag.generation.prompt import Prompt, PromptBuilder, TokenCounter, default_token_counter
 from rag.generation.retry import Backoff, RequestFailure, classify, retrying
 from rag.models import smollm2_gguf_path
@@ -63,7 +76,8 @@ class ChatGenerator(Generator):
 
     ``endpoint_id`` identifies the endpoint in cache keys: the base URL for remote servers, the model
     file for the managed local server (whose port changes from run to run). ``redactor`` scrubs
-    answers and error messages (default: :meth:`Redactor.for_config` of ``config``).
+    answers and error messages (default: :meth:`Redactor.for_config` of ``config``). ``api_key_env``
+    names the key variable for the preflight (None: an endpoint that needs no key).
     """
 
     def __init__(
@@ -74,6 +88,7 @@ class ChatGenerator(Generator):
         base_url: str,
         endpoint_id: str,
         api_key: str | None,
+        api_key_env: str | None = None,
         token_counter: TokenCounter | None = None,
         client_factory: ClientFactory = default_client_factory,
         redactor: Redactor | None = None,
@@ -82,11 +97,14 @@ class ChatGenerator(Generator):
         self.base_url = base_url
         self.endpoint_id = endpoint_id
         self._api_key = api_key
+        self._api_key_env = api_key_env
         self._client_factory = client_factory
         self.redactor = redactor if redactor is not None else Redactor.for_config(config)
+        self._checked = False
         self.prompts = PromptBuilder(
             config.system_prompt, config.user_prompt, config.context_token_budget, config.max_chunks,
             token_counter or default_token_counter(),
+            closed_book_prompts=(config.closed_book_system_prompt, config.closed_book_user_prompt),
         )
         self.cache = GenerationCache(cache_dir)
         self.in_flight = InFlightLocks(cache_dir)
@@ -98,39 +116,59 @@ class ChatGenerator(Generator):
         self, requests: Sequence[GenerationRequest], on_result: ProgressCallback | None = None
     ) -> list[GenerationResult]:
         """One result per request, in request order (see the module docstring). Not callable from
-        inside a running event loop."""
-        return asyncio.run(self._generate_all(list(requests), on_result))
+        inside a running event loop. Raises :class:`rag.errors.BenchError` when the preflight fails."""
+        requests = list(requests)
+        prompts = [self.prompts.build(request) for request in requests]
+        keys = [generation_cache_key(self.config.model, self.endpoint_id, p.messages, self._params) for p in prompts]
+        if not self._checked and any(self.cache.get(key) is None for key in keys):
+            self.preflight()
+        return asyncio.run(self._generate_all(requests, prompts, keys, on_result))
+
+    def preflight(self) -> None:
+        """Check the endpoint once (:func:`rag.generation.preflight.preflight`)."""
+        preflight(self.base_url, self.config.model, self._api_key, self._api_key_env, min(self.config.timeout_s, 10.0))
+        self._checked = True
 
     def close(self) -> None:
         self.cache.close()
 
     # -- engine ----------------------------------------------------------------------------------
     async def _generate_all(
-        self, requests: list[GenerationRequest], on_result: ProgressCallback | None
+        self, requests: list[GenerationRequest], prompts: list[Prompt], keys: list[str],
+        on_result: ProgressCallback | None,
     ) -> list[GenerationResult]:
         results: list[GenerationResult | None] = [None] * len(requests)
-        pending = iter(range(len(requests)))
-        progress = tqdm(total=len(requests), desc="generate", unit="q", disable=None, leave=False)
+        sharing: dict[str, list[int]] = {}
+        for index, key in enumerate(keys):
+            sharing.setdefault(key, []).append(index)
+        distinct = sorted(sharing, key=lambda key: [m["content"] for m in prompts[sharing[key][0]].messages])
+        pending = iter(distinct)
+        # the caller's on_result draws its own bar (rag.runner.answers); one bar, not two
+        progress = progress_bar(total=len(requests), desc="generate", unit="q", enabled=on_result is None)
         client = self._client_factory(self.base_url, self._api_key or NO_KEY_PLACEHOLDER)
 
         async def worker() -> None:
-            for index in pending:
-                result = await self._answer(client, requests[index])
-                results[index] = result
-                progress.update()
-                if on_result is not None:
-                    on_result(result)
+            for key in pending:
+                first, *others = sharing[key]
+                result = await self._answer(client, requests[first], prompts[first], key)
+                copies = [dataclasses.replace(result, key=requests[i].key, attempts=0,
+                                              extra={**result.extra, "deduplicated": True}) for i in others]
+                for index, item in zip([first, *others], [result, *copies]):
+                    results[index] = item
+                    progress.update()
+                    if on_result is not None:
+                        on_result(item)
 
         try:
-            await asyncio.gather(*(worker() for _ in range(min(self.config.concurrency, len(requests)) or 1)))
+            await asyncio.gather(*(worker() for _ in range(min(self.config.concurrency, len(distinct)) or 1)))
         finally:
             progress.close()
             await client.close()
         return results  # type: ignore[return-value]  # every index was filled by a worker
 
-    async def _answer(self, client: openai.AsyncOpenAI, request: GenerationRequest) -> GenerationResult:
-        prompt = self.prompts.build(request)
-        key = generation_cache_key(self.config.model, self.endpoint_id, prompt.messages, self._params)
+    async def _answer(
+        self, client: openai.AsyncOpenAI, request: GenerationRequest, prompt: Prompt, key: str
+    ) -> GenerationResult:
         extra = {"chunks_used": prompt.chunks_used, "chunks_truncated": prompt.chunks_truncated,
                  "context_tokens": prompt.context_tokens, "cache_key": key}
         cached = self.cache.get(key)
@@ -267,7 +305,7 @@ class OpenAIGenerator(ChatGenerator):
     @classmethod
     def from_config(cls, config: OpenAIGeneratorConfig, cache_dir: Path, **injected) -> "OpenAIGenerator":
         return cls(config, cache_dir, base_url=config.base_url, endpoint_id=config.base_url,
-                   api_key=api_key_for(config), **injected)
+                   api_key=api_key_for(config), api_key_env=config.api_key_env, **injected)
 
 
 @GENERATORS.register("local")
@@ -286,7 +324,7 @@ class LocalGenerator(ChatGenerator):
     def from_config(cls, config: LocalGeneratorConfig, cache_dir: Path, **injected) -> "LocalGenerator":
         server = ManagedLlamaServer(
             smollm2_gguf_path(), Path(cache_dir) / "llama_server.log", model_alias=config.model,
-            port=config.port, n_ctx=config.n_ctx, n_threads=config.n_threads,
+            port=config.port, n_ctx=config.n_ctx or DEFAULT_N_CTX, n_threads=config.n_threads,
             startup_timeout_s=config.startup_timeout_s,
         )
         return cls(config, cache_dir, server, **injected)

@@ -6,6 +6,12 @@ until ``GET /v1/models`` answers. ``stop`` sends SIGTERM to the whole group, the
 grace period, so no orphan is left. On Linux the server also gets ``PR_SET_PDEATHSIG`` so it dies
 with the benchmark even if the benchmark is killed with SIGKILL. Server output goes to a log file
 whose tail is shown when the server fails to start.
+
+Prompt reuse: llama-cpp-python's server keeps the previous prompt in its KV cache and evaluates only
+the tokens after the longest common token prefix with it (``Llama.generate``), the counterpart of
+llama.cpp's ``cache_prompt``; the generator sends prompts in prefix order to profit from it. With
+``verbose=True`` the server logs, per request, how many prompt tokens it reused and evaluated
+(``scripts/bench_generation.py`` reads them).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from rag.errors import BenchError
 log = logging.getLogger(__name__)
 
 LOG_TAIL_CHARS = 2000
+DEFAULT_N_CTX = 4096
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -49,10 +56,11 @@ class ManagedLlamaServer:
         *,
         model_alias: str,
         port: int | None = None,
-        n_ctx: int = 4096,
+        n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
         startup_timeout_s: float = 120.0,
         host: str = "127.0.0.1",
+        verbose: bool = False,
     ):
         self.model_path = Path(model_path)
         self.log_path = Path(log_path)
@@ -62,6 +70,7 @@ class ManagedLlamaServer:
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.startup_timeout_s = startup_timeout_s
+        self.verbose = verbose
         self._process: subprocess.Popen | None = None
 
     @property
@@ -72,7 +81,7 @@ class ManagedLlamaServer:
         cmd = [
             sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
             "--model_alias", self.model_alias, "--host", self.host, "--port", str(self.port),
-            "--n_ctx", str(self.n_ctx), "--verbose", "False",
+            "--n_ctx", str(self.n_ctx), "--verbose", str(self.verbose),
         ]
         # llama.cpp defaults to half the cores for token generation; a benchmark machine gives it all.
         cmd += ["--n_threads", str(self.n_threads or os.cpu_count() or 1)]

@@ -3,7 +3,9 @@
 The chunks are numbered in rank order (``[1] ...``) and trimmed to a token budget: chunks are kept
 whole in rank order while they fit; the first one that does not fit is truncated to the remaining
 budget (dropped when fewer than ``min_partial_tokens`` would remain) and every lower-ranked chunk is
-dropped. So the lowest-ranked text always goes first.
+dropped. So the lowest-ranked text always goes first. A budget of None keeps every chunk (up to
+``max_chunks``; None = all). A closed-book request gets the closed-book templates: the system
+prompt and ``{question}`` only, no context section.
 
 Tokens are counted with a real tokenizer injected as a :class:`TokenCounter`. The default is the
 embedding model's WordPiece tokenizer (``rag.models.load_tokenizer()``): it is available offline,
@@ -71,10 +73,11 @@ class PromptBuilder:
         self,
         system_prompt: str,
         user_prompt: str,
-        context_token_budget: int,
-        max_chunks: int,
+        context_token_budget: int | None,
+        max_chunks: int | None,
         token_counter: TokenCounter,
         min_partial_tokens: int = 16,
+        closed_book_prompts: tuple[str, str] = ("", "{question}"),
     ):
         self.system_prompt = system_prompt
         self.user_prompt = user_prompt
@@ -82,12 +85,15 @@ class PromptBuilder:
         self.max_chunks = max_chunks
         self.token_counter = token_counter
         self.min_partial_tokens = min_partial_tokens
+        self.closed_book_system_prompt, self.closed_book_user_prompt = closed_book_prompts
 
     def numbered_context(self, contexts: list[str]) -> tuple[list[str], int, bool]:
         """Numbered entries ``[i] text`` within the budget, their token total, and whether any text
         was cut (a truncated chunk or dropped chunks)."""
-        remaining = self.context_token_budget
+        budget = self.context_token_budget
+        remaining = budget if budget is not None else float("inf")
         entries: list[str] = []
+        used = 0
         ranked = contexts[: self.max_chunks]
         for rank, text in enumerate(ranked, start=1):
             entry = f"[{rank}] {text.strip()}"
@@ -95,14 +101,19 @@ class PromptBuilder:
             if n_tokens <= remaining:
                 entries.append(entry)
                 remaining -= n_tokens
+                used += n_tokens
                 continue
             if remaining >= self.min_partial_tokens:
-                entries.append(self.token_counter.truncate(entry, remaining))
-                remaining = 0
-            return entries, self.context_token_budget - remaining, True
-        return entries, self.context_token_budget - remaining, len(ranked) < len(contexts)
+                entries.append(self.token_counter.truncate(entry, int(remaining)))
+                used += int(remaining)
+            return entries, used, True
+        return entries, used, len(ranked) < len(contexts)
 
     def build(self, request: GenerationRequest) -> Prompt:
+        if request.closed_book:
+            user = self.closed_book_user_prompt.format(question=request.question.strip())
+            messages = [{"role": "system", "content": self.closed_book_system_prompt}, {"role": "user", "content": user}]
+            return Prompt(messages=messages, chunks_used=0, chunks_truncated=False, context_tokens=0)
         entries, n_tokens, cut = self.numbered_context(list(request.contexts))
         user = self.user_prompt.format(question=request.question.strip(), context="\n\n".join(entries))
         messages = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": user}]

@@ -25,7 +25,7 @@ from rag.results.comparison import Comparison, StatisticsSettings, compare
 from rag.results.format import terminal_tables, verdict_lines
 from rag.results.writers import write_comparison
 
-NON_METRIC_COLUMNS = {*schema.STATISTICS_INPUTS, schema.ATTEMPTS, "chunks_used"}
+NON_METRIC_COLUMNS = {*schema.STATISTICS_INPUTS, schema.ATTEMPTS, schema.CHUNKS_USED}
 
 
 def read_run(run_dir: Path) -> tuple[pd.DataFrame, dict]:

@@ -116,6 +116,8 @@ def _costs(question_set: str, method: str, scores: pd.DataFrame) -> dict[str, An
         "generation_s_per_question": float(generated[schema.GENERATION_S].mean()) if len(generated) else math.nan,
         "prompt_tokens": int(generated[schema.PROMPT_TOKENS].sum()),
         "completion_tokens": int(generated[schema.COMPLETION_TOKENS].sum()),
+        "chunks_used": float(generated[schema.CHUNKS_USED].mean()) if schema.CHUNKS_USED in generated and len(generated)
+        else math.nan,
     }
 
 

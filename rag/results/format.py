@@ -64,8 +64,9 @@ def display_table(comparison: Comparison, metrics: Sequence[str] | None = None, 
     if costs:
         out["answered"] = table["answered"]
         out["failures"] = table["failures"]
-        out["ret ms/q"] = table["retrieval_ms_per_query"].map(lambda v: f"{v:.2f}")
+        out["ret ms/q"] = table["retrieval_ms_per_query"].map(lambda v: MISSING if math.isnan(v) else f"{v:.2f}")
         out["gen s/q"] = table["generation_s_per_question"].map(lambda v: MISSING if math.isnan(v) else f"{v:.2f}")
+        out["chunks/answer"] = table["chunks_used"].map(lambda v: MISSING if math.isnan(v) else f"{v:.1f}")
     return out
 
 
@@ -109,8 +110,10 @@ def legend(comparison: Comparison, convention: str, level: str) -> str:
         f"Cells: mean [{s.confidence:.0%} percentile-bootstrap CI, {s.n_resamples} resamples, seed {s.seed}]; "
         f"superscript letters mark the methods a row beats with p < {s.alpha} on the same questions "
         f"({comparison.test_name}). Retrieval metrics at {level} level, {convention} convention; questions "
-        "without ground truth left out. Answer metrics over answered questions only; failed generations are "
-        "counted in `failures`, never scored. Verdict margins: paired bootstrap CI of the difference."
+        f"without ground truth left out; {MISSING} = undefined (answer-only baselines such as closed_book and oracle "
+        "have no retrieval metrics). answer_in_context@k: a reference answer occurs in the top-k chunks. Answer "
+        "metrics (em, f1, match) over answered questions only; failed generations are counted in `failures`, never "
+        "scored. chunks/answer: mean chunks in the prompt. Verdict margins: paired bootstrap CI of the difference."
     )
 
 

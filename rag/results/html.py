@@ -156,7 +156,7 @@ def failure_analysis(per_query: pd.DataFrame, hit_metric: str) -> pd.DataFrame:
     threshold); ``answered well``."""
     asked = per_query[per_query[schema.GENERATION_STATUS] != schema.NOT_REQUESTED]
     outcome = np.select(
-        [asked[schema.GENERATION_STATUS] == schema.FAILED, asked[hit_metric].fillna(0) == 0,
+        [asked[schema.GENERATION_STATUS] == schema.FAILED, asked[hit_metric] == 0,  # NaN (baseline) is no miss
          asked["f1"] < schema.ANSWER_F1_THRESHOLD],
         ["generation failed", "retrieval miss", "answer miss"], default="answered well")
     columns = ["retrieval miss", "answer miss", "answered well", "generation failed"]
@@ -170,7 +170,7 @@ def failure_examples(per_query: pd.DataFrame, hit_metric: str, per_kind: int = 2
     asked = per_query[per_query[schema.GENERATION_STATUS] == schema.ANSWERED]
     examples = []
     for (question_set, method), part in asked.groupby([schema.QUESTION_SET, schema.METHOD], sort=False):
-        retrieval = part[part[hit_metric].fillna(0) == 0].head(per_kind)
+        retrieval = part[part[hit_metric] == 0].head(per_kind)
         answer = part[(part[hit_metric] > 0) & (part["f1"] < schema.ANSWER_F1_THRESHOLD)].head(per_kind)
         for kind, rows in (("retrieval miss", retrieval), ("answer miss", answer)):
             for _, row in rows.iterrows():

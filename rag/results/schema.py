@@ -6,17 +6,20 @@ prefixed ``chunk:``), then the answer columns. Readers use these names, never st
 
 from __future__ import annotations
 
+from evaluation.answers import ANSWER_METRICS as _ENGINE_ANSWER_METRICS
+
 QUESTION_SET, METHOD, QID, QTYPE, QUESTION = "question_set", "method", "qid", "qtype", "question"
 GOLD_URLS, RETRIEVED_URLS, RETRIEVED_CHUNKS = "gold_urls", "retrieved_urls", "retrieved_chunks"
 GOLD_URL_RANKS, GOLD_CHUNK_RANKS, RETRIEVAL_MS = "gold_url_ranks", "gold_chunk_ranks", "retrieval_ms"
 REFERENCE, ANSWER, ERROR, GENERATION_STATUS = "reference", "answer", "error", "generation_status"
 GENERATION_S, PROMPT_TOKENS, COMPLETION_TOKENS, ATTEMPTS = "generation_s", "prompt_tokens", "completion_tokens", "attempts"
+CHUNKS_USED = "chunks_used"  # chunks that fitted the prompt
 
 #: Values of ``generation_status``.
 ANSWERED, FAILED, NOT_REQUESTED = "answered", "failed", "not requested"
 
-#: Answer metrics (NaN unless the question was answered and has a reference).
-ANSWER_METRICS = ("em", "f1")
+#: Answer metrics (NaN unless the question was answered and has a reference): the engine's list.
+ANSWER_METRICS = _ENGINE_ANSWER_METRICS
 
 #: An answer with token F1 below this is an "answer miss" in the failure analysis.
 ANSWER_F1_THRESHOLD = 0.5
@@ -24,4 +27,4 @@ ANSWER_F1_THRESHOLD = 0.5
 CHUNK_PREFIX = "chunk:"
 
 #: Columns the statistics read besides the metrics (a change in any of them invalidates cached statistics).
-STATISTICS_INPUTS = [GENERATION_STATUS, RETRIEVAL_MS, GENERATION_S, PROMPT_TOKENS, COMPLETION_TOKENS]
+STATISTICS_INPUTS = [GENERATION_STATUS, RETRIEVAL_MS, GENERATION_S, PROMPT_TOKENS, COMPLETION_TOKENS, CHUNKS_USED]

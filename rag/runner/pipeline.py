@@ -20,18 +20,21 @@ from typing import Any
 
 import pandas as pd
 
-from evaluation import answer_scores
+from evaluation import ANSWER_METRICS, answer_scores
 from evaluation.ties import ties_crossing
 from rag.chunking import chunk_documents
 from rag.config import RunConfig
 from rag.data import Dataset, load_dataset
 from rag.errors import ConfigError
 from rag.generation import build_generator
-from rag.generation.base import GenerationRequest, GenerationResult, Generator
+from rag.generation.base import GenerationResult, Generator
 from rag.generation.llm import api_key_for
+from rag.generation.sizing import size_generator
 from rag.io_utils import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file, sha256_strings, sha256_text
 from rag.manifest import Manifest
 from rag.runner.answers import answer_sample, generate_answers, request_key
+from rag.runner.contexts import answer_in_context_columns, baseline_rankings, closed_book_methods, generation_requests
+from rag.runner.generation_stats import GenerationCounts
 from rag.runner.retrieval import CachedRanking, RetrievalStage
 from rag.runner.rundir import RunDirectory, open_run_directory
 from rag.results import schema
@@ -146,35 +149,36 @@ def _run_stages(
         fidelity = {m: f for m in methods if (f := retrieval.hnsw_fidelity(m, all_questions)) is not None}
     manifest.update(hnsw_vs_exact=fidelity)
 
-    chunk_by_id = {chunk.chunk_id: chunk for chunk in chunks}
+    chunk_text = {chunk.chunk_id: chunk.text for chunk in chunks}
+    contexts = {**rankings, **baseline_rankings(config.baselines, question_sets, chunks)}  # + answer-only methods
+    closed_book = closed_book_methods(config.baselines)
     generations: dict[str, GenerationResult] = {}
+    generation_facts: list[str] = []
     asked: dict[str, set[str]] = {name: set() for name in question_sets}
     if config.generation is not None:
         asked = {
             name: answer_sample(qs, config.generation.questions_per_set, config.seed, name)
             for name, qs in question_sets.items()
         }
-        requests = [
-            GenerationRequest(
-                key=request_key(method, set_name, q.qid),
-                question=q.text,
-                contexts=[chunk_by_id[c].text for c in rankings[method][set_name][q.qid].chunk_ids[: config.top_k]],
-            )
-            for method in methods
-            for set_name, questions in question_sets.items()
-            for q in questions
-            if q.qid in asked[set_name]
-        ]
+        requests = generation_requests(contexts, question_sets, asked, config.top_k, chunk_text, closed_book)
+        generator_config = size_generator(config.generation.generator, config.top_k, config.chunking.max_tokens)
         with timer.stage("generate"):
-            with generator_factory(config.generation.generator, config.cache_dir / "generation") as generator:
+            with generator_factory(generator_config, config.cache_dir / "generation") as generator:
                 generations = generate_answers(generator, requests, options.progress)
+        counts = GenerationCounts.of(generations.values())
+        generation_facts = counts.facts(getattr(generator_config, "context_token_budget", None))
+        manifest.update(generator_resolved=generator_config.model_dump(mode="json"), generation_counts=counts.as_dict())
 
     with timer.stage("evaluate"):
         scorer = RetrievalScorer(chunks, config.evaluation.metrics, config.evaluation.levels,
                                  config.evaluation.convention, config.evaluation.ties)
         per_query = build_per_query(
-            config, question_sets, methods, rankings, generations, asked, scorer, redactor
+            config, question_sets, [*methods, *config.baselines], contexts, generations, asked, scorer, redactor,
+            answer_only=config.baselines,
         )
+        answer_in_context_ks = config.evaluation.answer_in_context or [config.top_k]
+        per_query = answer_in_context_columns(per_query, contexts, question_sets, chunk_text, answer_in_context_ks,
+                                              config.evaluation.answer_normalization, closed_book)
         tied = count_ties_crossing(rankings, [k for k in scorer.cutoffs() if k is not None])
     manifest.update(lists_with_tie_crossing_cutoff=tied)
 
@@ -186,7 +190,8 @@ def _run_stages(
             correction=None if config.evaluation.correction == "none" else config.evaluation.correction,
             seed=config.seed,
         )
-        metric_columns = scorer.columns() + (["em", "f1"] if config.generation is not None else [])
+        metric_columns = scorer.columns() + [f"answer_in_context@{k}" for k in answer_in_context_ks] + (
+            list(ANSWER_METRICS) if config.generation is not None else [])
         comparison = cached_comparison(per_query, metric_columns, settings, config.cache_dir)
 
     with timer.stage("report"):
@@ -206,6 +211,10 @@ def _run_stages(
             "records skipped as invalid: " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),
             *(f"skipped: {example}" for example in dataset.skipped_examples[:5]),
             f"generation: {_generator_label(config)}; failures: {failures}",
+            *generation_facts,
+            *([f"answer-only baselines {', '.join(config.baselines)}: no retrieval, so no retrieval metrics (– in "
+               "the tables); closed_book answers without context, oracle from the gold pages' chunks (docs/evaluation.md)"]
+              if config.baselines else []),
             "ranked lists in which a tie crosses a metric cut-off (their metrics depend on how ties are broken; "
             f"evaluation.ties: {config.evaluation.ties}): "
             + "; ".join(f"{method} " + ", ".join(f"{name} {n}" for name, n in by_set.items()) for method, by_set in tied.items()),
@@ -216,7 +225,7 @@ def _run_stages(
         write_html_report(
             run_dir.path / "report.html", f"Retrieval benchmark: {config.name}", comparison, per_query, curve_table,
             legend(comparison, config.evaluation.convention, level), [redactor.text(f) for f in facts],
-            hit_metric=_hit_column(scorer, config.top_k), chunk_text={c.chunk_id: c.text for c in chunks},
+            hit_metric=_hit_column(scorer, config.top_k), chunk_text=chunk_text,
             chunk_url=scorer.chunk_url, top_k=config.top_k,
         )
     manifest.finish(
@@ -337,15 +346,19 @@ def build_per_query(
     asked: Mapping[str, set[str]],
     scorer: RetrievalScorer,
     redactor: Redactor,
+    answer_only: Sequence[str] = (),
 ) -> pd.DataFrame:
     """One row per question x method: ids, gold and retrieved lists (the top_k the generator sees),
-    the ranks of the gold pages and chunks within the whole ``depth`` list, every metric, the answer."""
+    the ranks of the gold pages and chunks within the whole ``depth`` list, every metric, the answer.
+    ``answer_only`` methods (baselines) have NaN retrieval metrics: they rank nothing."""
     chunk_url = scorer.chunk_url
     normalization = config.evaluation.answer_normalization
     rows: list[dict[str, Any]] = []
     for set_name, questions in question_sets.items():
         for method in methods:
             scores = scorer.score(questions, rankings[method][set_name])
+            if method in answer_only:
+                scores.loc[:, :] = float("nan")
             for q in questions:
                 ranking = rankings[method][set_name][q.qid]
                 urls = url_ranking(ranking.chunk_ids, chunk_url)
@@ -385,14 +398,14 @@ def answer_fields(
     scored = (
         answer_scores(result.answer, question.answers, normalization=normalization)
         if status == "answered" and question.answers
-        else {"em": nan, "f1": nan}
+        else dict.fromkeys(ANSWER_METRICS, nan)
     )
     return {
         "generation_status": status,
         "answer": result.answer if result is not None and result.answer is not None else "",
         "error": redactor.text(f"{result.error_kind}: {result.error_message}") if status == "failed" else "",
-        "em": float(scored["em"]),
-        "f1": float(scored["f1"]),
+        **{metric: float(scored[metric]) for metric in ANSWER_METRICS},
+        "chunks_used": result.extra.get("chunks_used", nan) if result is not None else nan,
         "generation_s": result.latency_s if result is not None else nan,
         "prompt_tokens": result.prompt_tokens if result is not None else 0,
         "completion_tokens": result.completion_tokens if result is not None else 0,

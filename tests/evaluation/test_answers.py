@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections import Counter
@@ -63,14 +64,15 @@ def test_squad_mode_equals_official_script(prediction, references):
 
 
 def test_hand_computed_cases():
-    assert answer_scores("The Eiffel Tower!", "eiffel tower") == {"em": 1.0, "f1": 1.0}
-    assert answer_scores("Paris", ["London", "paris."]) == {"em": 1.0, "f1": 1.0}
+    assert answer_scores("The Eiffel Tower!", "eiffel tower") == {"em": 1.0, "f1": 1.0, "match": 1.0}
+    assert answer_scores("Paris", ["London", "paris."]) == {"em": 1.0, "f1": 1.0, "match": 1.0}
     # squad: ["cat"] vs ["cat", "cat"] -> 1 common token, P 1, R 1/2 -> F1 2/3
     assert answer_scores("the the cat", "cat cat")["f1"] == pytest.approx(2 / 3)
     # seed mode keeps articles and counts token sets: {"a","cat"} vs {"cat"} -> P 1/2, R 1 -> 2/3
     assert answer_scores("a cat cat", "cat", normalization="seed")["f1"] == pytest.approx(2 / 3)
     assert answer_scores("a cat", "cat", normalization="seed")["em"] == 0.0
-    assert answer_scores("", "") == {"em": 1.0, "f1": 0.0}  # SQuAD v1.1: no common token -> F1 0
+    scores = answer_scores("", "")  # SQuAD v1.1: no common token -> F1 0; an empty reference: match undefined
+    assert (scores["em"], scores["f1"]) == (1.0, 0.0) and math.isnan(scores["match"])
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -77,9 +77,13 @@ def test_retry_after_is_honoured(tmp_path):
     assert result.latency_s >= 1.0  # the computed backoff would have been <= 0.05 s
 
 
-def test_connection_refused_is_a_recorded_failure(tmp_path):
-    with build_generator(config(f"http://127.0.0.1:{free_port()}/v1", max_retries=1), tmp_path) as generator:
-        [result] = generator.generate([request("q")])
+def test_a_server_gone_after_the_preflight_is_a_recorded_connection_failure(tmp_path):
+    server = StandInServer().start()
+    with build_generator(config(server.base_url, max_retries=1), tmp_path) as generator:
+        [first] = generator.generate([request("q0")])  # the preflight passes, the first question is answered
+        server.stop()
+        [result] = generator.generate([request("q1")])
+    assert first.answer
     assert (result.answer, result.error_kind, result.attempts) == (None, "connection", 2)
 
 

@@ -1,3 +1,4 @@
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -55,3 +56,29 @@ def test_context_never_exceeds_the_budget_counted_by_the_real_tokenizer(contexts
         full = f"[{rank}] {contexts[rank - 1].strip()}"
         assert full.startswith(entry)
     assert prompt.chunks_truncated == (entries != [f"[{r}] {c.strip()}" for r, c in enumerate(contexts, 1)])
+
+
+def test_a_closed_book_prompt_holds_no_context(whitespace_counter):
+    prompts = PromptBuilder("SYS", "Q: {question}\nC:\n{context}", 100, None, whitespace_counter,
+                            closed_book_prompts=("CLOSED", "Question: {question}\nAnswer:"))
+    prompt = prompts.build(GenerationRequest("k", " Who wrote Hamlet? ", [], closed_book=True))
+    assert prompt.messages == [
+        {"role": "system", "content": "CLOSED"},
+        {"role": "user", "content": "Question: Who wrote Hamlet?\nAnswer:"},
+    ]
+    assert (prompt.chunks_used, prompt.chunks_truncated, prompt.context_tokens) == (0, False, 0)
+    # an empty retrieval result is not closed book: the usual prompt, with an empty context
+    empty = prompts.build(GenerationRequest("k", "Who wrote Hamlet?", []))
+    assert empty.messages[0]["content"] == "SYS" and "C:\n" in empty.messages[1]["content"]
+
+
+def test_a_closed_book_request_with_contexts_is_refused():
+    with pytest.raises(ValueError, match="closed-book request carries no contexts"):
+        GenerationRequest("k", "q", ["a passage"], closed_book=True)
+
+
+def test_no_budget_and_no_max_chunks_keep_every_chunk(whitespace_counter):
+    contexts = [f"chunk {i} " + "word " * 50 for i in range(12)]
+    prompt = builder(whitespace_counter, None, max_chunks=None).build(GenerationRequest("k", "q", contexts))
+    assert (prompt.chunks_used, prompt.chunks_truncated) == (12, False)
+    assert prompt.context_tokens == sum(len(f"[{i}] {c}".split()) for i, c in enumerate(contexts, 1))

@@ -19,7 +19,7 @@ from .conftest import REPO, SMOKE_CONFIG
 @pytest.mark.parametrize(
     ("override", "key", "expected"),
     [
-        ("bogus=1", "bogus", "unknown key; expected one of: cache_dir"),
+        ("bogus=1", "bogus", "unknown key; expected one of: baselines, cache_dir"),
         ("retrievers.1.params.k9=3", "retrievers.bm25.params.k9", "expected one of: b, backend"),
         ("retrievers.bm25.params.tokenizer.nme=x", "retrievers.bm25.params.tokenizer.nme", "expected one of: name, stem"),
         ("top_k=ten", "top_k", "valid integer"),
