@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from tqdm.auto import tqdm
+from rag.progress import progress as progress_bar
 
 from rag.errors import BenchError
 from rag.io_utils import atomic_write_bytes, atomic_write_text, sha256_text
@@ -236,7 +236,7 @@ class Embedder:
     def _encode(self, texts_by_key: dict[str, str], desc: str) -> np.ndarray:
         order = sorted(texts_by_key, key=lambda key: -len(texts_by_key[key]))
         blocks: list[np.ndarray] = []
-        with tqdm(total=len(order), desc=desc, unit="text", disable=not order) as progress:
+        with progress_bar(total=len(order), desc=desc, unit="text", enabled=bool(order)) as progress:
             for start in range(0, len(order), self.texts_per_call):
                 batch_keys = order[start : start + self.texts_per_call]
                 vectors = self.encoder.encode(

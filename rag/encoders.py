@@ -38,6 +38,7 @@ from rag.generation.config import BackoffSettings, http_url, key_variable_name
 from rag.generation.llm import NO_KEY_PLACEHOLDER, ClientFactory, default_client_factory, endpoint_api_key
 from rag.generation.retry import Backoff, RequestFailure, classify, retrying
 from rag.models import resolve_embedding_model
+from rag.progress import library_bars_enabled
 from rag.registry import Registry
 from rag.secrets import Redactor
 
@@ -57,6 +58,10 @@ def load_sentence_transformer(model: str, device: str = "auto"):
     """A SentenceTransformer loaded offline (packaged MiniLM, a local path, or the local HF cache)."""
     from sentence_transformers import SentenceTransformer
 
+    if not library_bars_enabled():  # transformers' "Loading weights" bar follows our progress mode
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
     try:
         return SentenceTransformer(resolve_embedding_model(model), device=resolve_device(device))
     except OSError as error:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 from pydantic import Field
-from tqdm.auto import tqdm
+from rag.progress import progress as progress_bar
 
 from rag.errors import BenchError
 from rag.validation import ConfigModel
@@ -122,7 +122,7 @@ class ChromaStore:
 
     def _add(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
         batch = max(1, self.client.get_max_batch_size())
-        with tqdm(total=len(chunk_ids), desc=f"{self.prefix[:-1]}: adding to Chroma", unit="vector") as progress:
+        with progress_bar(total=len(chunk_ids), desc=f"{self.prefix[:-1]}: adding to Chroma", unit="vector") as progress:
             for start in range(0, len(chunk_ids), batch):
                 self.collection.add(ids=list(chunk_ids[start : start + batch]), embeddings=vectors[start : start + batch])
                 progress.update(min(batch, len(chunk_ids) - start))

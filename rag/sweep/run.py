@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
-from tqdm.auto import tqdm
+from rag.progress import progress as progress_bar
 
 from evaluation.metrics import parse_metric
 from rag.config import RunConfig, apply_override, load_config
@@ -123,7 +123,7 @@ def evaluate_points(evaluator: SweepEvaluator, points: Sequence[GridPoint], spli
                     progress: bool) -> pd.DataFrame:
     """The long per-question table: point, method, identity, question set, qid, split, metrics."""
     frames = []
-    for point in tqdm(points, desc="sweep points", unit="point", disable=not progress):
+    for point in progress_bar(points, desc="sweep points", unit="point", enabled=progress):
         for method, (identity, scores) in evaluator.scores(point.config).items():
             frame = scores.copy()
             frame.insert(0, "point", point.id)
