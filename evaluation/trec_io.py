@@ -5,7 +5,7 @@
   the rank column is informational.
 
 Fields are separated by white space; blank lines are skipped. A malformed line or a repeated
-(qid, doc_id) pair raises :class:`rag.errors.DataError` naming the file and line. Writers write
+(qid, doc_id) pair raises :class:`evaluation.files.FileFormatError` naming the file and line. Writers write
 atomically; runs are written in rank order (score descending, doc id descending) with 1-based ranks.
 
 Ids: a file can hold only ids without white space, so ids are written in an escaped form
@@ -27,8 +27,7 @@ from pathlib import Path
 
 from evaluation.ground_truth import check_grade
 from evaluation.runs import Run, ranked_ids, ranking_score
-from rag.errors import DataError
-from rag.io_utils import atomic_write_text
+from evaluation.files import FileFormatError, atomic_write_text
 
 
 def _records(path: str | Path, n_fields: int, layout: str) -> Iterator[tuple[int, list[str]]]:
@@ -38,7 +37,7 @@ def _records(path: str | Path, n_fields: int, layout: str) -> Iterator[tuple[int
             if not fields:
                 continue
             if len(fields) != n_fields:
-                raise DataError(path, f"expected {n_fields} fields ({layout}), got {len(fields)}", line_number)
+                raise FileFormatError(path, f"expected {n_fields} fields ({layout}), got {len(fields)}", line_number)
             yield line_number, fields
 
 
@@ -46,13 +45,13 @@ def _number(text: str, path: str | Path, line: int, what: str, kind: type) -> fl
     try:
         return kind(text)
     except ValueError:
-        raise DataError(path, f"{what} must be {'an integer' if kind is int else 'a number'}, got {text!r}", line) from None
+        raise FileFormatError(path, f"{what} must be {'an integer' if kind is int else 'a number'}, got {text!r}", line) from None
 
 
 def _store(table: dict[str, dict[str, float]], qid: str, doc_id: str, value: float, path: str | Path, line: int) -> None:
     scores = table.setdefault(qid, {})
     if doc_id in scores:
-        raise DataError(path, f"document {doc_id!r} appears twice for query {qid!r}", line)
+        raise FileFormatError(path, f"document {doc_id!r} appears twice for query {qid!r}", line)
     scores[doc_id] = value
 
 
@@ -71,7 +70,7 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
         _number(rank, path, line, "rank", int)
         value = _number(score, path, line, "score", float)
         if value != value or value in (float("inf"), float("-inf")):
-            raise DataError(path, f"score must be finite, got {score!r}", line)
+            raise FileFormatError(path, f"score must be finite, got {score!r}", line)
         _store(run, qid, doc_id, value, path, line)
     return run
 

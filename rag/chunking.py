@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict, Field, model_validator
-from tqdm.auto import tqdm
 
 from rag.data.sentences import sentence_spans
 from rag.errors import BenchError, ConfigError
 from rag.models import DEFAULT_EMBEDDING_MODEL, load_tokenizer, resolve_embedding_model
+from rag.progress import progress as progress_bar
 from rag.types import Chunk, Document
 from rag.validation import ConfigModel
 
@@ -168,8 +168,8 @@ def chunk_documents(
     texts = [document.text for document in documents]
     encodings = _tokenize(tokenizer, texts, offsets=True)["offset_mapping"]
     chunks: list[Chunk] = []
-    for document, offsets in tqdm(
-        zip(documents, encodings), total=len(documents), desc="chunking", unit="doc", disable=not progress
+    for document, offsets in progress_bar(
+        zip(documents, encodings), total=len(documents), desc="chunking", unit="doc", enabled=progress
     ):
         text = document.text
         token_starts = [start for start, _ in offsets]

@@ -1,4 +1,6 @@
-"""Command line: ``python scripts/run_benchmark.py --config configs/wiki.yaml [options]``.
+"""Command line: ``rag-bench --config configs/wiki.yaml [options]`` (the same as
+``python scripts/run_benchmark.py ...``), and ``rag-bench compare RUN_DIR RUN_DIR ...``
+(:mod:`rag.results.compare_runs`).
 
 Every failure is one line on stderr, never a traceback, with an exit code that says what to do:
 
@@ -29,9 +31,12 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 
+from evaluation.files import FileFormatError
 from rag.errors import BenchError, ConfigError
+from rag.progress import PROGRESS_ENV
 from rag.secrets import Redactor
 
 EXIT_OK, EXIT_BUG, EXIT_USER_ERROR, EXIT_IO_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 74, 130, 143
@@ -42,7 +47,7 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that every cleanup path treats both alike."""
 
 
-class _ArgumentParser(argparse.ArgumentParser):
+class ArgumentParser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so bad options follow the same exit-2 path."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -50,7 +55,9 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(prog="run_benchmark", description="Compare retrieval strategies end to end.")
+    parser = ArgumentParser(prog="rag-bench", description="Compare retrieval strategies end to end. "
+                            "'rag-bench compare RUN_DIR RUN_DIR ...' compares finished runs.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     parser.add_argument("--config", required=True, type=Path, help="YAML run configuration")
     parser.add_argument("--output-dir", type=Path, help="run directory (default: <output_dir>/<name>/<timestamp>)")
     parser.add_argument("--limit", type=int, help="use only the first N questions of each question set")
@@ -61,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run (same config)")
     parser.add_argument("--skip-invalid", action="store_true",
                         help="skip invalid data records (counted in the manifest and report) instead of failing")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars (off a terminal they are plain lines)")
     return parser
 
 
@@ -81,27 +88,40 @@ def overrides_from_args(args: argparse.Namespace) -> list[str]:
     return overrides
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from rag.config import load_config  # imported here so `--help` stays fast
+def package_version() -> str:
+    try:
+        return metadata.version("hybrid-rag-bench")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    previous_mode = os.environ.get(PROGRESS_ENV)
     redactor = Redactor.for_config()  # the environment's credentials, until the config is known
     try:
         with _sigterm_as_interrupt():
+            if argv[:1] == ["compare"]:
+                from rag.results.compare_runs import main as compare_main
+
+                return compare_main(argv[1:])
             args = build_parser().parse_args(argv)
+            if args.quiet:
+                os.environ[PROGRESS_ENV] = "off"
+            from rag.config import load_config  # imported here so `--help` stays fast
+
             config = load_config(args.config, overrides_from_args(args))
             redactor = Redactor.for_config(config)
             from rag.runner.pipeline import RunOptions, run_benchmark
             from rag.runner.summary import summary_text
 
-            if args.quiet:
-                os.environ["TQDM_DISABLE"] = "1"  # also silences the progress bars of the retrievers
             options = RunOptions(output_dir=args.output_dir.resolve() if args.output_dir else None,
                                  resume=args.resume, skip_invalid=args.skip_invalid, progress=not args.quiet)
             with _redacted_logging(redactor):
                 result = run_benchmark(config, options)
             print(redactor.text(summary_text(result)))
             return EXIT_OK
-    except BenchError as exc:
+    except (BenchError, FileFormatError) as exc:
         return _fail(redactor, f"error: {exc}", EXIT_USER_ERROR)
     except Terminated:
         return _fail(redactor, f"\nterminated (SIGTERM): {RESUME_HINT}", EXIT_TERMINATED)
@@ -114,6 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                      EXIT_IO_ERROR)
     except Exception:  # noqa: BLE001 - a bug: keep the traceback, but never print a secret
         return _fail(redactor, traceback.format_exc().rstrip(), EXIT_BUG)
+    finally:
+        if previous_mode is None:
+            os.environ.pop(PROGRESS_ENV, None)
+        else:
+            os.environ[PROGRESS_ENV] = previous_mode
 
 
 def _fail(redactor: Redactor, message: str, code: int) -> int:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evaluation.files import FileFormatError
+
 
 class BenchError(Exception):
     """Base class of every error caused by the user's input (config, data, environment)."""
@@ -24,12 +26,6 @@ class ConfigError(BenchError):
         super().__init__(": ".join(part for part in (where, key, message) if part))
 
 
-class DataError(BenchError):
-    """A data record is malformed. Names the file and 1-based line (when known) and the problem."""
-
-    def __init__(self, path: str | Path, message: str, line: int | None = None):
-        self.path = str(path)
-        self.line = line
-        self.problem = message
-        where = f"{self.path}:{line}" if line is not None else self.path
-        super().__init__(f"{where}: {message}")
+class DataError(BenchError, FileFormatError):
+    """A data record is malformed. Names the file and 1-based line (when known) and the problem
+    (the engine's :class:`evaluation.files.FileFormatError`, as a user error of the benchmark)."""

@@ -1,4 +1,4 @@
-"""Atomic file output and content hashing.
+"""Atomic file output (the engine's primitive, :mod:`evaluation.files`) and content hashing.
 
 Every result file is written to a temporary file in the same directory and then renamed over the
 target (``os.replace`` is atomic on POSIX), so an interrupted run never leaves a half-written file.
@@ -9,45 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from evaluation.files import atomic_write_bytes, atomic_write_text, naming_path
 
-@contextmanager
-def naming_path(path: str | Path) -> Iterator[None]:
-    """Re-raise an ``OSError`` that names no file (``os.write``, a buffered write) with ``path``."""
-    try:
-        yield
-    except OSError as exc:
-        if exc.filename is not None:
-            raise
-        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    path = Path(path)
-    with naming_path(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                os.fchmod(handle.fileno(), 0o644)  # mkstemp creates 0600; results are meant to be shared
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    return path
-
-
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    return atomic_write_bytes(path, text.encode("utf-8"))
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "naming_path", "sha256_bytes",
+           "sha256_file", "sha256_strings", "sha256_text"]
 
 
 def atomic_write_json(path: str | Path, obj: Any, indent: int | None = 2) -> Path:

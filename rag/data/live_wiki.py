@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
-from tqdm.auto import tqdm
+from rag.progress import progress as progress_bar
 
 from rag.data.records import document_record, write_jsonl
 from rag.data.urls import page_name, title_from_wiki_url, wiki_url
@@ -123,7 +123,7 @@ class LiveWikiBuilder:
         """Documents for ``titles`` (in order; a page reached twice through redirects is kept once)."""
         result = LiveWikiResult(documents=[])
         seen: set[str] = set()
-        for title in tqdm(titles, desc="wikipedia pages", unit="page", disable=not progress):
+        for title in progress_bar(titles, desc="wikipedia pages", unit="page", enabled=progress):
             document = document_from_response(title, self.page_response(title))
             if document is None:
                 result.missing.append(title)

@@ -44,10 +44,10 @@ from typing import ClassVar, Literal
 import numpy as np
 import scipy.sparse
 from pydantic import Field, model_validator
-from tqdm.auto import tqdm
 
 from rag.errors import BenchError
 from rag.io_utils import atomic_write_json, naming_path
+from rag.progress import progress as progress_bar
 from rag.registry import Registry
 from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
 from rag.retrievers.index_cache import IndexDir, index_key
@@ -303,7 +303,8 @@ class BM25Retriever(Retriever):
         cache = IndexDir(cache_dir, "bm25", index_key(settings, ordered))
 
         def tokenized() -> list[list[str]]:
-            return [self.tokenizer(chunk.text) for chunk in tqdm(ordered, desc=f"{self.name}: tokenizing", unit="chunk")]
+            return [self.tokenizer(chunk.text)
+                    for chunk in progress_bar(ordered, desc=f"{self.name}: tokenizing", unit="chunk")]
 
         self._backend.build(self.variant, tokenized, cache)
         self._chunk_ids = [chunk.chunk_id for chunk in ordered]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from tqdm.auto import tqdm
+from rag.progress import progress
 
 from rag.generation.base import GenerationRequest, GenerationResult, Generator
 from rag.types import Question
@@ -29,11 +29,11 @@ def request_key(method: str, question_set: str, qid: str) -> str:
 
 
 def generate_answers(
-    generator: Generator, requests: Sequence[GenerationRequest], progress: bool = True
+    generator: Generator, requests: Sequence[GenerationRequest], show_progress: bool = True
 ) -> dict[str, GenerationResult]:
     """Run every request through the generator (which caches and never raises per request), with a
     progress bar that counts failures as they happen."""
-    bar = tqdm(total=len(requests), desc="generate", unit="answer", disable=not progress)
+    bar = progress(total=len(requests), desc="generate", unit="answer", enabled=show_progress)
     failures = 0
 
     def on_result(result: GenerationResult) -> None:

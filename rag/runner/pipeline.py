@@ -21,10 +21,7 @@ from typing import Any
 import pandas as pd
 
 from evaluation import answer_scores
-from evaluation.report import Comparison, StatisticsSettings, compare, write_comparison, write_html_report
-from evaluation.runs import ranked_lists_to_run
 from evaluation.ties import ties_crossing
-from evaluation.trec_io import encode_trec_id, write_qrels, write_run
 from rag.chunking import chunk_documents
 from rag.config import RunConfig
 from rag.data import Dataset, load_dataset
@@ -37,13 +34,18 @@ from rag.manifest import Manifest
 from rag.runner.answers import answer_sample, generate_answers, request_key
 from rag.runner.retrieval import CachedRanking, RetrievalStage
 from rag.runner.rundir import RunDirectory, open_run_directory
+from rag.results import schema
+from rag.results.comparison import Comparison, StatisticsSettings, compare
+from rag.results.curves import curves
+from rag.results.format import legend
+from rag.results.html import write_html_report
+from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer, url_ranking
 from rag.runner.timing import StageTimer
 from rag.secrets import Redactor
-from rag.types import Chunk, Document, Question, gold_grades
+from rag.types import Chunk, Document, Question
 
 log = logging.getLogger(__name__)
-STATISTICS_INPUTS = ["generation_status", "retrieval_ms", "generation_s", "prompt_tokens", "completion_tokens"]
 GeneratorFactory = Callable[[Any, Path], AbstractContextManager[Generator]]
 
 
@@ -189,11 +191,17 @@ def _run_stages(
 
     with timer.stage("report"):
         level = "+".join(config.evaluation.levels)
-        write_outputs(run_dir.path, config, question_sets, methods, rankings, scorer, per_query, comparison, level)
+        evaluated = {method: rankings[method] for method in methods}
+        write_comparison(comparison, run_dir.path, config.evaluation.convention, level)
+        atomic_write_text(run_dir.path / "per_query.csv", per_query.to_csv(index=False))
+        write_trec_files(run_dir.path / "runs", question_sets, evaluated, scorer.chunk_url, scorer.chunks_of_url,
+                         scorer.cutoffs())
+        curve_table = curves(question_sets, evaluated, scorer.chunk_url, config.depth)
+        atomic_write_text(run_dir.path / "curves.csv", curve_table.to_csv(index=False))
         failures = int(comparison.table["failures"].sum())
         facts = [
-            f"config {config.name}, seed {config.seed}, top_k {config.top_k}, {len(dataset.documents)} documents, "
-            f"{len(chunks)} chunks",
+            f"config {config.name}, seed {config.seed}, top_k {config.top_k}, depth {config.depth}, "
+            f"{len(dataset.documents)} documents, {len(chunks)} chunks",
             "questions: " + ", ".join(f"{name} {len(qs)}" for name, qs in question_sets.items()),
             "records skipped as invalid: " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),
             *(f"skipped: {example}" for example in dataset.skipped_examples[:5]),
@@ -206,14 +214,10 @@ def _run_stages(
               "(HNSW builds are not bit-reproducible; search: exact is)" for name, f in fidelity.items()),
         ]
         write_html_report(
-            run_dir.path / "report.html",
-            f"Retrieval benchmark: {config.name}",
-            comparison,
-            per_query,
-            config.evaluation.convention,
-            level,
-            hit_metric=_hit_column(scorer),
-            facts=[redactor.text(f) for f in facts],
+            run_dir.path / "report.html", f"Retrieval benchmark: {config.name}", comparison, per_query, curve_table,
+            legend(comparison, config.evaluation.convention, level), [redactor.text(f) for f in facts],
+            hit_metric=_hit_column(scorer, config.top_k), chunk_text={c.chunk_id: c.text for c in chunks},
+            chunk_url=scorer.chunk_url, top_k=config.top_k,
         )
     manifest.finish(
         "complete",
@@ -269,10 +273,10 @@ def cached_chunks(documents: Sequence[Document], config: RunConfig, progress: bo
 def cached_comparison(
     per_query: pd.DataFrame, metrics: Sequence[str], settings: StatisticsSettings, cache_dir: Path
 ) -> Comparison:
-    """:func:`evaluation.report.compare` (bootstrap CIs and paired tests, the slowest part of a warm
+    """:func:`rag.results.comparison.compare` (bootstrap CIs and paired tests, the slowest part of a warm
     run), cached on disk under the hash of the per-query columns it reads, the metrics and the settings
     (not of run-specific columns such as ``attempts``, which differ between a cold and a cached run)."""
-    columns = ["question_set", "method", "qid", *metrics, *STATISTICS_INPUTS]
+    columns = ["question_set", "method", "qid", *metrics, *schema.STATISTICS_INPUTS]
     key = sha256_text(per_query[columns].to_csv(index=False) + json.dumps([list(metrics), vars(settings)]))
     path = cache_dir / "statistics" / f"{key[:32]}.pkl"
     if path.is_file():
@@ -311,10 +315,12 @@ def _generator_label(config: RunConfig) -> str:
     )
 
 
-def _hit_column(scorer: RetrievalScorer) -> str:
-    """The column used to tell retrieval misses from answer misses: a URL-level hit metric if
-    configured, else the first URL-level recall or MRR."""
+def _hit_column(scorer: RetrievalScorer, top_k: int) -> str:
+    """The column used to tell retrieval misses from answer misses: URL-level hit@top_k (a gold page
+    among the chunks the generator saw) if configured, else another URL-level hit, recall or MRR."""
     columns = scorer.columns()
+    if f"hit@{top_k}" in columns:
+        return f"hit@{top_k}"
     for prefix in ("hit@", "recall@", "mrr"):
         for column in columns:
             if column.startswith(prefix):
@@ -392,56 +398,3 @@ def answer_fields(
         "completion_tokens": result.completion_tokens if result is not None else 0,
         "attempts": result.attempts if result is not None else 0,
     }
-
-
-def write_outputs(
-    run_dir: Path,
-    config: RunConfig,
-    question_sets: Mapping[str, Sequence[Question]],
-    methods: Sequence[str],
-    rankings: Mapping[str, Mapping[str, Mapping[str, CachedRanking]]],
-    scorer: RetrievalScorer,
-    per_query: pd.DataFrame,
-    comparison: Comparison,
-    level: str,
-) -> None:
-    """per_query.csv, comparison.{csv,md,json}, and under ``runs/`` the TREC files
-    (docs/evaluation.md says how each number is reproduced from them):
-
-    - ``<method>.trec``: every question's chunk list at full ``depth`` with the method's real
-      (float32) scores — fused scores for fusions — so runs can be re-fused or re-evaluated;
-    - ``<method>.url.trec``: the pages of the whole list, and ``<method>.url@k.trec`` for each
-      metric cut-off k: the pages among the first k chunks (the URL level's meaning), in order of
-      their best chunk (scores = list length - position, so every evaluator keeps that order);
-    - ``qrels.url.txt`` (gold URLs with their grades) and ``qrels.chunk.txt`` (the chunks of the
-      gold pages, with the page's grade).
-
-    TREC query ids are ``<set>/<qid>``; every id is written with :func:`evaluation.encode_trec_id`
-    (unchanged unless it holds white space, a control character or a backslash; never two ids in one)."""
-    atomic_write_text(run_dir / "per_query.csv", per_query.to_csv(index=False))
-    write_comparison(comparison, run_dir, config.evaluation.convention, level)
-    runs_dir = run_dir / "runs"
-    chunk_url = scorer.chunk_url
-
-    def query_id(set_name: str, qid: str) -> str:
-        return encode_trec_id(f"{set_name}/{qid}")
-
-    url_qrels, chunk_qrels = {}, {}
-    for set_name, questions in question_sets.items():
-        for q in questions:
-            grades = gold_grades(q)
-            url_qrels[query_id(set_name, q.qid)] = {encode_trec_id(url): grade for url, grade in grades.items()}
-            chunk_qrels[query_id(set_name, q.qid)] = {
-                encode_trec_id(chunk_id): grade for url, grade in grades.items() for chunk_id in scorer.chunks_of_url.get(url, [])
-            }
-    write_qrels(url_qrels, runs_dir / "qrels.url.txt")
-    write_qrels(chunk_qrels, runs_dir / "qrels.chunk.txt")
-    for method in methods:
-        lists = {query_id(set_name, qid): ranking for set_name, by_qid in rankings[method].items()
-                 for qid, ranking in by_qid.items()}
-        chunk_run = {qid: {encode_trec_id(c): score for c, score in zip(r.chunk_ids, r.scores)} for qid, r in lists.items()}
-        write_run(chunk_run, runs_dir / f"{method}.trec", tag=method, keep_order=True)
-        for k in dict.fromkeys([None, *scorer.cutoffs()]):
-            pages = {qid: [encode_trec_id(url) for url in url_ranking(r.chunk_ids[:k], chunk_url)] for qid, r in lists.items()}
-            name = f"{method}.url.trec" if k is None else f"{method}.url@{k}.trec"
-            write_run(ranked_lists_to_run(pages), runs_dir / name, tag=method)

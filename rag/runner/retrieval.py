@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm.auto import tqdm
 
 from rag.config import RetrieverSpec, RunConfig
 from rag.io_utils import atomic_write_json, sha256_text
+from rag.progress import progress
 from rag.retrievers import build_retriever
 from rag.retrievers.base import Retriever
 from rag.runner.timing import StageTimer
@@ -109,7 +109,7 @@ class RetrievalStage:
         if missing:
             retriever = self._indexed(name)
             with self.timer.stage(f"retrieve:{name}"):
-                bar = tqdm(total=len(missing), desc=f"retrieve {name}", unit="q", disable=not self.progress)
+                bar = progress(total=len(missing), desc=f"retrieve {name}", unit="q", enabled=self.progress)
                 try:
                     for start in range(0, len(missing), SEARCH_BATCH):
                         batch = missing[start : start + SEARCH_BATCH]

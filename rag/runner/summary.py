@@ -1,33 +1,37 @@
-"""The end-of-run summary printed to the terminal: the comparison table, stage timings, where the
-outputs are."""
+"""The end-of-run summary printed to the terminal, no line wider than 100 columns: the verdict
+first, then the configured URL-level metrics and answer F1 (means with significance letters; CIs
+are in the files), stage timings and where the outputs are."""
 
 from __future__ import annotations
 
-from evaluation.report import display_table, legend, markdown_table
+import textwrap
+
+from rag.results.format import TERMINAL_WIDTH, terminal_tables, verdict_lines
 from rag.runner.pipeline import RunResult
 
-TERMINAL_METRICS = ("mrr@10", "recall@10", "ndcg@10", "hit@10", "complete@10", "em", "f1")
 
-
-def summary_text(result: RunResult) -> str:
+def summary_text(result: RunResult, width: int = TERMINAL_WIDTH) -> str:
     config = result.manifest.get("config", {})
     evaluation = config.get("evaluation", {})
     skipped = result.manifest.get("data", {}).get("skipped_invalid") or {}
+    comparison = result.comparison
     timer_lines = [f"  {name:<24} {secs:9.2f} s" for name, secs in result.timings.items()]
     timer_lines.append(f"  {'total':<24} {sum(result.timings.values()):9.2f} s")
-    failures = int(result.comparison.table["failures"].sum())
-    return "\n".join(
-        [
-            "",
-            markdown_table(display_table(result.comparison, metrics=TERMINAL_METRICS)),
-            "(all metrics, chunk level included: comparison.md / comparison.csv / report.html)",
-            "",
-            legend(result.comparison, evaluation.get("convention", "trec"), "+".join(evaluation.get("levels", ["url"]))),
-            "",
-            "Stage times:",
-            *timer_lines,
-            f"Generation failures: {failures}" + (" (counted, not averaged in)" if failures else ""),
-            "Invalid records skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
-            f"Outputs: {result.run_dir}",
-        ]
-    )
+    failures = int(comparison.table["failures"].sum())
+    key = (f"Letters: the methods a row beats (paired {comparison.test_name.split(',')[0]}, p < "
+           f"{comparison.settings.alpha}); {evaluation.get('convention', 'trec')} convention, "
+           f"{'+'.join(evaluation.get('levels', ['url']))} level. CIs and every metric: comparison.md, report.html.")
+    return "\n".join([
+        "",
+        "Verdict (best method, margin over the runner-up with its paired 95% CI):",
+        *verdict_lines(comparison, width=width),
+        "",
+        *[line for table in terminal_tables(comparison, width) for line in (table, "")],
+        *textwrap.wrap(key, width=width),
+        "",
+        "Stage times:",
+        *timer_lines,
+        f"Generation failures: {failures}" + (" (counted, not averaged in)" if failures else ""),
+        "Invalid records skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
+        f"Outputs: {result.run_dir}",
+    ])

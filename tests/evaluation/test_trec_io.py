@@ -9,7 +9,7 @@ import pytrec_eval
 from hypothesis import given, settings, strategies as st
 
 from evaluation import decode_trec_id, encode_trec_id, read_qrels, read_run, write_qrels, write_run
-from rag.errors import DataError
+from evaluation.files import FileFormatError
 
 
 def test_read_matches_pytrec_eval_parsers(tmp_path):
@@ -42,7 +42,7 @@ def test_round_trip_in_rank_order(tmp_path):
 def test_bad_run_file_names_file_and_line(tmp_path, text, line, message):
     path = tmp_path / "run.txt"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(DataError, match=message) as error:
+    with pytest.raises(FileFormatError, match=message) as error:
         read_run(path)
     assert error.value.line == line and error.value.path == str(path)
 
@@ -50,7 +50,7 @@ def test_bad_run_file_names_file_and_line(tmp_path, text, line, message):
 def test_bad_qrels_and_unwritable_values(tmp_path):
     path = tmp_path / "qrels.txt"
     path.write_text("q1 0 d1 1.5\n", encoding="utf-8")
-    with pytest.raises(DataError, match="grade must be an integer"):
+    with pytest.raises(FileFormatError, match="grade must be an integer"):
         read_qrels(path)
     with pytest.raises(ValueError, match="white space"):
         write_run({"q 1": {"a": 1.0}}, tmp_path / "r.txt")

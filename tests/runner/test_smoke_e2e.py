@@ -123,6 +123,19 @@ def test_trec_files_reproduce_every_metric_with_pytrec_eval(smoke: Path) -> None
                         method, qid, prefix + ours_name)
 
 
+def test_curves_at_top_k_equal_the_tables(smoke: Path) -> None:
+    """curves.csv (recall@k, nDCG@k for k = 1..depth, computed from the rankings in closed form) at k = 10
+    equals the engine's recall@10 and ndcg@10 means in comparison.csv."""
+    curve = pd.read_csv(smoke / "run" / "curves.csv")
+    table = pd.read_csv(smoke / "run" / "comparison.csv").set_index("method")
+    assert set(curve["k"]) == set(range(1, 101))  # the configured depth (lists hold 48 chunks)
+    at_10 = curve[curve["k"] == 10].set_index("method")
+    for method in METHODS:
+        assert at_10.loc[method, "recall"] == pytest.approx(table.loc[method, "recall@10"], abs=1e-12)
+        assert at_10.loc[method, "ndcg"] == pytest.approx(table.loc[method, "ndcg@10"], abs=1e-12)
+    assert (curve.groupby("method")["recall"].diff().dropna() >= -1e-12).all()  # recall never falls with k
+
+
 def best_input_rank(runs: list[dict[str, float]]) -> dict[str, int]:
     best: dict[str, int] = {}
     for run in runs:

@@ -1,4 +1,4 @@
-"""Comparison statistics and report writers against hand-computed values."""
+"""Comparison statistics, verdicts and writers against hand-computed values."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evaluation.report import (
-    StatisticsSettings, compare, display_table, failure_analysis, markdown_table, write_comparison, write_html_report,
-)
+from rag.results.comparison import StatisticsSettings, compare
+from rag.results.curves import curves
+from rag.results.format import display_table, markdown, terminal_tables, verdict_lines
+from rag.results.html import failure_analysis, write_html_report
+from rag.results.writers import write_comparison
 
 
 def per_query_frame() -> pd.DataFrame:
@@ -28,6 +30,8 @@ def per_query_frame() -> pd.DataFrame:
             rows.append({
                 "question_set": "s", "method": method, "qid": f"q{i}", "qtype": "t" if i < 10 else "u",
                 "question": f"question {i} <script>alert(1)</script>", "mrr": rr, "hit@10": 1.0, "f1": f1,
+                "gold_urls": json.dumps([["u/A"]]), "retrieved_urls": json.dumps(["u/A", "u/B"]),
+                "retrieved_chunks": json.dumps(["A#0", "B#0"]),
                 "em": 0.0 if status == "answered" else math.nan, "generation_status": status,
                 "answer": "an answer <b>bold</b>", "reference": "ref", "error": "timeout" if status == "failed" else "",
                 "retrieval_ms": 2.0, "generation_s": 1.5, "prompt_tokens": 100, "completion_tokens": 10,
@@ -60,6 +64,7 @@ def test_significance_letters_mark_the_winner() -> None:
     pair = comparison.pairwise[comparison.pairwise["metric"] == "f1"].iloc[0]
     assert pair["n_pairs"] == 18  # only questions answered by both methods are paired
     assert "ᵇ" in display_table(comparison)["mrr"].iloc[0]
+    assert display_table(comparison)["mrr"].iloc[0] == "1.000 [1.000, 1.000]ᵇ"
 
 
 def test_failure_analysis_splits_retrieval_and_answer_misses() -> None:
@@ -70,20 +75,48 @@ def test_failure_analysis_splits_retrieval_and_answer_misses() -> None:
     assert counts.loc["b"].tolist()[1:] == [0, 18, 0, 1]
 
 
+def test_verdict_names_best_method_margin_and_significance() -> None:
+    comparison = compare(per_query_frame(), ["mrr", "f1"], SETTINGS)
+    verdict = comparison.verdicts.set_index("metric").loc["mrr"]
+    assert (verdict["best"], verdict["runner_up"]) == ("a", "b")
+    assert verdict["margin"] == pytest.approx(0.25)  # mean(a - b) = (10 * 0 + 10 * 0.5) / 20
+    assert 0 < verdict["margin_ci_low"] <= 0.25 <= verdict["margin_ci_high"] <= 0.5
+    assert verdict["significant"] and verdict["n_pairs"] == 20
+    line = verdict_lines(comparison)[1]
+    assert line.strip().startswith("a best on mrr (1.000): +0.250 [") and "over b (0.750), significant" in line
+
+
+def test_terminal_tables_fit_100_columns_with_many_metrics() -> None:
+    frame = per_query_frame()
+    metrics = ["mrr", "hit@10", "f1"]
+    for i in range(12):
+        frame[f"recall@{i + 1}"] = frame["mrr"]
+        metrics.append(f"recall@{i + 1}")
+    comparison = compare(frame, metrics, StatisticsSettings(n_resamples=200))
+    tables = terminal_tables(comparison, width=100)
+    assert len(tables) > 1
+    shown = [column for table in tables for column in table.splitlines()[0].split()]
+    assert all(metric in shown for metric in metrics)  # every configured metric shown, none cut
+    assert max(len(line) for table in tables for line in table.splitlines()) <= 100
+
+
 def test_writers_escape_untrusted_text(tmp_path: Path) -> None:
     frame = per_query_frame()
     comparison = compare(frame, ["mrr", "hit@10", "f1"], SETTINGS)
     write_comparison(comparison, tmp_path, "trec", "url")
-    write_html_report(tmp_path / "report.html", "T <i>", comparison, frame, "trec", "url", "hit@10")
+    write_html_report(tmp_path / "report.html", "T <i>", comparison, frame, curves({}, {}, {}, 10), "legend", ["fact"],
+                      "hit@10", {"A#0": "text of <b>A</b>", "B#0": "B"}, {"A#0": "u/A", "B#0": "u/B"}, 10)
     html = (tmp_path / "report.html").read_text()
-    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert "<b>bold</b>" not in html and "T &lt;i&gt;" in html
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<b>bold</b>" not in html and "<b>A</b>" not in html and "T &lt;i&gt;" in html
     assert "data:image/png;base64," in html
     data = json.loads((tmp_path / "comparison.json").read_text())
     assert {row["method"] for row in data["rows"]} == {"a", "b"}
+    assert {v["metric"] for v in data["verdict"]} == {"mrr", "hit@10", "f1"}
     assert pd.read_csv(tmp_path / "comparison.csv")["failures"].tolist() == [0, 1]
 
 
 def test_markdown_table_escapes_pipes() -> None:
-    text = markdown_table(pd.DataFrame({"x": ["a|b"], "y": [1]}))
-    assert text.splitlines()[2] == "| a\\|b | 1 |"
+    text = markdown(pd.DataFrame({"x": ["a|b"], "y": [1]}))
+    assert text.splitlines()[2].replace(" ", "") == "|a\\|b|1|"
+

@@ -1,0 +1,185 @@
+"""The comparison of a run: per question set x method the mean of every metric with its bootstrap CI,
+paired tests between every pair of methods, each method's paired difference from a baseline, and the
+verdict per question set and headline metric.
+
+Answer metrics are averaged over answered questions only (failed generations are counted in
+``failures`` and never averaged in as zeros). Markers in the ranx style: a method's cell carries the
+letters of the methods it beats with p < alpha under the named paired test on the same questions.
+
+The verdict of a question set and metric: the method with the highest mean (the first in config order
+on an exact tie), its margin over the runner-up with a paired bootstrap CI of the difference (the
+questions both define), and whether the runner-up is beaten significantly (the Holm-adjusted paired
+randomization test of :func:`evaluation.compare_metrics`).
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from evaluation import bootstrap_ci
+from evaluation.stats import compare_metrics
+from rag.results import schema
+
+
+@dataclass(frozen=True)
+class StatisticsSettings:
+    """Bootstrap CIs and paired tests as :func:`evaluation.compare_methods` computes them."""
+
+    confidence: float = 0.95
+    n_resamples: int = 10000
+    alpha: float = 0.05
+    correction: str | None = "holm"
+    seed: int = 0
+
+
+@dataclass
+class Comparison:
+    """``table`` (one row per set x method), ``pairwise`` tests, ``differences`` from the baseline
+    method and ``verdicts`` (one row per set x headline metric)."""
+
+    table: pd.DataFrame
+    pairwise: pd.DataFrame
+    metrics: list[str]
+    settings: StatisticsSettings
+    letters: dict[str, str] = field(default_factory=dict)
+    differences: pd.DataFrame = field(default_factory=pd.DataFrame)
+    verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def test_name(self) -> str:
+        return str(self.pairwise["test"].iloc[0]) if not self.pairwise.empty else "none (one method)"
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.letters)
+
+
+def headline_metrics(metrics: Sequence[str]) -> list[str]:
+    """The metrics a verdict is given for: the URL-level retrieval metrics and answer F1."""
+    return [m for m in metrics if not m.startswith(schema.CHUNK_PREFIX) and m != "em"]
+
+
+def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: StatisticsSettings,
+            baseline: str | None = None) -> Comparison:
+    """Build the comparison from the per-query table (columns of :mod:`rag.results.schema` plus every
+    name in ``metrics``; NaN = undefined or not answered, left out of means and tests). ``baseline``:
+    the method differences are taken from (default: the first method)."""
+    metrics = list(metrics)
+    methods = list(dict.fromkeys(per_query[schema.METHOD]))
+    letters = {method: string.ascii_lowercase[i % 26] for i, method in enumerate(methods)}
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    pairwise_frames = []
+    for question_set, frame in per_query.groupby(schema.QUESTION_SET, sort=False):
+        for method, scores in frame.groupby(schema.METHOD, sort=False):
+            rows[(question_set, method)] = _costs(question_set, method, scores)
+        compared = compare_metrics(
+            frame, metrics, confidence=settings.confidence, n_resamples=settings.n_resamples,
+            seed=settings.seed, alpha=settings.alpha, correction=settings.correction,
+        )
+        for metric in metrics:
+            summary, pairwise = compared[metric]
+            for item in summary.itertuples():
+                row = rows[(question_set, item.method)]
+                row[metric], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = item.mean, item.ci_low, item.ci_high
+                if metric not in schema.ANSWER_METRICS:
+                    row[f"{metric}_undefined"] = int(item.n_undefined)
+            pairwise_frames.append(pairwise.assign(question_set=question_set, metric=metric))
+    table = pd.DataFrame(list(rows.values()))
+    pairwise = pd.concat(pairwise_frames, ignore_index=True) if pairwise_frames else pd.DataFrame()
+    if not pairwise.empty:
+        pairwise = pairwise[["question_set", "metric", *[c for c in pairwise.columns if c not in ("question_set", "metric")]]]
+    for metric in metrics:
+        table[f"{metric}_beats"] = [_beaten(pairwise, row.question_set, metric, row.method, letters)
+                                    for row in table.itertuples()]
+    comparison = Comparison(table, pairwise, metrics, settings, letters)
+    comparison.differences = paired_differences(per_query, metrics, baseline or methods[0], settings)
+    comparison.verdicts = verdicts(per_query, comparison)
+    return comparison
+
+
+def _costs(question_set: str, method: str, scores: pd.DataFrame) -> dict[str, Any]:
+    status = scores[schema.GENERATION_STATUS]
+    generated = scores[status != schema.NOT_REQUESTED]
+    return {
+        "question_set": question_set,
+        "method": method,
+        "questions": len(scores),
+        "answered": int((status == schema.ANSWERED).sum()),
+        "failures": int((status == schema.FAILED).sum()),
+        "retrieval_ms_per_query": float(scores[schema.RETRIEVAL_MS].mean()),
+        "generation_s_per_question": float(generated[schema.GENERATION_S].mean()) if len(generated) else math.nan,
+        "prompt_tokens": int(generated[schema.PROMPT_TOKENS].sum()),
+        "completion_tokens": int(generated[schema.COMPLETION_TOKENS].sum()),
+    }
+
+
+def _beaten(pairwise: pd.DataFrame, question_set: str, metric: str, method: str, letters: dict[str, str]) -> str:
+    """Letters of the methods that ``method`` beats significantly on ``metric`` in ``question_set``."""
+    if pairwise.empty:
+        return ""
+    rows = pairwise[(pairwise["question_set"] == question_set) & (pairwise["metric"] == metric) & pairwise["significant"]]
+    beaten = [r.method_b for r in rows.itertuples() if r.method_a == method and r.mean_diff > 0]
+    beaten += [r.method_a for r in rows.itertuples() if r.method_b == method and r.mean_diff < 0]
+    return "".join(sorted(letters[m] for m in beaten))
+
+
+def paired_difference(per_query: pd.DataFrame, question_set: str, metric: str, a: str, b: str,
+                      settings: StatisticsSettings) -> dict[str, float]:
+    """mean(a - b) over the questions of ``question_set`` where both are defined, with the
+    percentile-bootstrap CI of that mean (seeded) and the number of pairs."""
+    frame = per_query[per_query[schema.QUESTION_SET] == question_set]
+    wide = frame.pivot_table(index=schema.QID, columns=schema.METHOD, values=metric, aggfunc="first", dropna=False)
+    if a not in wide or b not in wide:
+        return {"mean_diff": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_pairs": 0}
+    diffs = (wide[a] - wide[b]).dropna().to_numpy()
+    if len(diffs) == 0:
+        return {"mean_diff": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_pairs": 0}
+    low, high = bootstrap_ci(diffs, settings.confidence, settings.n_resamples, settings.seed)
+    return {"mean_diff": float(diffs.mean()), "ci_low": low, "ci_high": high, "n_pairs": len(diffs)}
+
+
+def paired_differences(per_query: pd.DataFrame, metrics: Sequence[str], baseline: str,
+                       settings: StatisticsSettings) -> pd.DataFrame:
+    """Each method's paired difference from ``baseline`` per question set and metric, with its CI."""
+    rows = []
+    for question_set in dict.fromkeys(per_query[schema.QUESTION_SET]):
+        methods = list(dict.fromkeys(per_query.loc[per_query[schema.QUESTION_SET] == question_set, schema.METHOD]))
+        for metric in metrics:
+            for method in methods:
+                if method != baseline:
+                    rows.append({"question_set": question_set, "metric": metric, "method": method, "baseline": baseline,
+                                 **paired_difference(per_query, question_set, metric, method, baseline, settings)})
+    return pd.DataFrame(rows)
+
+
+def verdicts(per_query: pd.DataFrame, comparison: Comparison) -> pd.DataFrame:
+    """One row per question set x headline metric: best, runner-up, margin [CI], p, significant."""
+    rows = []
+    table, pairwise = comparison.table, comparison.pairwise
+    for question_set in dict.fromkeys(table["question_set"]):
+        part = table[table["question_set"] == question_set]
+        for metric in headline_metrics(comparison.metrics):
+            ranked = part[part[metric].notna()].sort_values(metric, ascending=False, kind="stable")
+            if len(ranked) < 2:
+                continue
+            best, runner_up = ranked.iloc[0], ranked.iloc[1]
+            difference = paired_difference(per_query, question_set, metric, best["method"], runner_up["method"],
+                                           comparison.settings)
+            test = pairwise[(pairwise["question_set"] == question_set) & (pairwise["metric"] == metric)
+                            & pairwise["method_a"].isin([best["method"], runner_up["method"]])
+                            & pairwise["method_b"].isin([best["method"], runner_up["method"]])]
+            p_adjusted = float(test["p_adjusted"].iloc[0]) if len(test) else math.nan
+            rows.append({
+                "question_set": question_set, "metric": metric, "best": best["method"], "best_mean": float(best[metric]),
+                "runner_up": runner_up["method"], "runner_up_mean": float(runner_up[metric]),
+                "margin": difference["mean_diff"], "margin_ci_low": difference["ci_low"],
+                "margin_ci_high": difference["ci_high"], "n_pairs": difference["n_pairs"], "p_adjusted": p_adjusted,
+                "significant": bool(len(test) and test["significant"].iloc[0] and difference["mean_diff"] > 0),
+            })
+    return pd.DataFrame(rows)

@@ -1,0 +1,27 @@
+"""The per-query table, declared once: one row per question x method.
+
+Identity and content columns, then one column per retrieval metric (URL level plain, chunk level
+prefixed ``chunk:``), then the answer columns. Readers use these names, never string literals.
+"""
+
+from __future__ import annotations
+
+QUESTION_SET, METHOD, QID, QTYPE, QUESTION = "question_set", "method", "qid", "qtype", "question"
+GOLD_URLS, RETRIEVED_URLS, RETRIEVED_CHUNKS = "gold_urls", "retrieved_urls", "retrieved_chunks"
+GOLD_URL_RANKS, GOLD_CHUNK_RANKS, RETRIEVAL_MS = "gold_url_ranks", "gold_chunk_ranks", "retrieval_ms"
+REFERENCE, ANSWER, ERROR, GENERATION_STATUS = "reference", "answer", "error", "generation_status"
+GENERATION_S, PROMPT_TOKENS, COMPLETION_TOKENS, ATTEMPTS = "generation_s", "prompt_tokens", "completion_tokens", "attempts"
+
+#: Values of ``generation_status``.
+ANSWERED, FAILED, NOT_REQUESTED = "answered", "failed", "not requested"
+
+#: Answer metrics (NaN unless the question was answered and has a reference).
+ANSWER_METRICS = ("em", "f1")
+
+#: An answer with token F1 below this is an "answer miss" in the failure analysis.
+ANSWER_F1_THRESHOLD = 0.5
+
+CHUNK_PREFIX = "chunk:"
+
+#: Columns the statistics read besides the metrics (a change in any of them invalidates cached statistics).
+STATISTICS_INPUTS = [GENERATION_STATUS, RETRIEVAL_MS, GENERATION_S, PROMPT_TOKENS, COMPLETION_TOKENS]
