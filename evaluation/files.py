@@ -26,8 +26,7 @@ class FileFormatError(ValueError):
 
 @contextmanager
 def naming_path(path: str | Path) -> Iterator[None]:
-    """Re-raise an ``OSError`` that names no file (a full disk during ``write``/``fsync``) with
-    ``path``, so that every file-system error names the file it concerns."""
+    """Re-raise an ``OSError`` that names no file (``os.write``, a buffered write) with ``path``."""
     try:
         yield
     except OSError as exc:
@@ -37,7 +36,8 @@ def naming_path(path: str | Path) -> Iterator[None]:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename; the file is 0644."""
+    """Write ``data`` to ``path`` through a temporary file and a rename; the file is 0644. An
+    ``OSError`` (read-only or full disk) names ``path``."""
     path = Path(path)
     with naming_path(path):
         path.parent.mkdir(parents=True, exist_ok=True)

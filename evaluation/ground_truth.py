@@ -1,6 +1,6 @@
 """Validation of the inputs of one query: its ground truth, its ranked list and the cut-off ``k``.
 
-Ground truth comes in the three shapes of docs/metrics-spec.md, all normalized to
+Ground truth comes in the three shapes of docs/evaluation.md, all normalized to
 :class:`GroundTruth`:
 
 1. a flat list of relevant ids ``["url_A", "url_B"]`` -> every id grade 1, one group per id;

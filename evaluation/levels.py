@@ -1,4 +1,4 @@
-"""Chunk level -> document (URL) level, as docs/metrics-spec.md says: map each chunk to its document,
+"""Chunk level -> document (URL) level, as docs/evaluation.md says: map each chunk to its document,
 keep the first occurrence, so documents are ranked by their best chunk."""
 
 from __future__ import annotations

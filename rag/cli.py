@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+from importlib import metadata
 import os
 import signal
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from importlib import metadata
 from pathlib import Path
 
 from evaluation.files import FileFormatError
@@ -97,8 +97,8 @@ def package_version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    previous_mode = os.environ.get(PROGRESS_ENV)
     redactor = Redactor.for_config()  # the environment's credentials, until the config is known
+    previous_mode = os.environ.get(PROGRESS_ENV)
     try:
         with _sigterm_as_interrupt():
             if argv[:1] == ["compare"]:
@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return compare_main(argv[1:])
             args = build_parser().parse_args(argv)
             if args.quiet:
-                os.environ[PROGRESS_ENV] = "off"
+                os.environ[PROGRESS_ENV] = "off"  # every bar of ours, and the libraries' (rag.progress)
             from rag.config import load_config  # imported here so `--help` stays fast
 
             config = load_config(args.config, overrides_from_args(args))

@@ -15,8 +15,8 @@ from typing import Any
 
 from evaluation.files import atomic_write_bytes, atomic_write_text, naming_path
 
-__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "naming_path", "sha256_bytes",
-           "sha256_file", "sha256_strings", "sha256_text"]
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "naming_path", "sha256_bytes", "sha256_file",
+           "sha256_strings", "sha256_text"]
 
 
 def atomic_write_json(path: str | Path, obj: Any, indent: int | None = 2) -> Path:

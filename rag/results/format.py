@@ -78,6 +78,9 @@ def markdown(frame: pd.DataFrame) -> str:
 def verdict_line(verdict: pd.Series | dict) -> str:
     """``convex best on mrr@10 (0.806): +0.019 [+0.008, +0.031] over rrf (0.787), significant (p=0.002)``."""
     v = verdict
+    if v["margin"] == 0 and v["best_mean"] == v["runner_up_mean"]:
+        return (f"no single best on {v['metric']}: {v['best']} and {v['runner_up']} tie at {number(v['best_mean'])} "
+                "(mean paired difference 0)")
     outcome = "significant" if v["significant"] else "not significant"
     p = MISSING if math.isnan(v["p_adjusted"]) else f"{v['p_adjusted']:.3g}"
     return (f"{v['best']} best on {v['metric']} ({number(v['best_mean'])}): {signed(v['margin'])} "

@@ -53,32 +53,36 @@ def _pyplot():
     return plt
 
 
-def difference_chart(comparison: Comparison, metric: str) -> str | None:
-    """Per question set, each method's paired difference from the baseline on ``metric`` with its CI."""
+def difference_chart(comparison: Comparison, question_set: str, metrics: Sequence[str]) -> str | None:
+    """One small panel per metric: each method's paired difference from the baseline with its CI."""
     diffs = comparison.differences
     if diffs.empty:
         return None
-    part = diffs[(diffs["metric"] == metric) & diffs["mean_diff"].notna()]
+    part = diffs[(diffs["question_set"] == question_set) & diffs["metric"].isin(metrics) & diffs["mean_diff"].notna()]
     if part.empty:
         return None
     plt = _pyplot()
-    sets = list(dict.fromkeys(part["question_set"]))
+    shown = [m for m in metrics if m in set(part["metric"])]
     methods = list(dict.fromkeys(part["method"]))
-    figure, axes = plt.subplots(1, len(sets), figsize=(FIGURE_WIDTH, 0.6 + 0.45 * len(methods) + 0.6), squeeze=False,
-                                sharey=True)
-    for axis, question_set in zip(axes[0], sets):
-        rows = part[part["question_set"] == question_set].set_index("method").reindex(methods)
-        y = np.arange(len(methods))
+    columns = min(4, len(shown))
+    rows_n = math.ceil(len(shown) / columns)
+    figure, axes = plt.subplots(rows_n, columns, figsize=(FIGURE_WIDTH, rows_n * (0.5 + 0.32 * len(methods)) + 0.5),
+                                squeeze=False)
+    for axis, metric in zip(axes.flat, shown):
+        rows = part[part["metric"] == metric].set_index("method").reindex(methods)
         low = (rows["mean_diff"] - rows["ci_low"]).clip(lower=0).to_numpy()
         high = (rows["ci_high"] - rows["mean_diff"]).clip(lower=0).to_numpy()
-        colors = ["#2a7" if l > 0 else "#c44" if h < 0 else "#888" for l, h in zip(rows["ci_low"], rows["ci_high"])]
+        colors = ["#2a7" if lo > 0 else "#c44" if hi < 0 else "#888" for lo, hi in zip(rows["ci_low"], rows["ci_high"])]
         for position, (mean, below, above, color) in enumerate(zip(rows["mean_diff"], low, high, colors)):
-            axis.errorbar([mean], [position], xerr=[[below], [above]], fmt="o", color=color, capsize=4)
+            axis.errorbar([mean], [position], xerr=[[below], [above]], fmt="o", color=color, capsize=3)
         axis.axvline(0, color="black", linewidth=0.8)
-        axis.set_yticks(y, methods)
-        axis.set_title(question_set, fontsize=10)
-        axis.tick_params(labelsize=8)
-    figure.suptitle(f"{metric}: difference from {part['baseline'].iloc[0]} (paired, "
+        axis.set_yticks(range(len(methods)), methods)
+        axis.set_ylim(-0.6, len(methods) - 0.4)
+        axis.set_title(metric, fontsize=9)
+        axis.tick_params(labelsize=7)
+    for axis in list(axes.flat)[len(shown):]:
+        axis.set_visible(False)
+    figure.suptitle(f"{question_set}: difference from {part['baseline'].iloc[0]} (paired mean, "
                     f"{comparison.settings.confidence:.0%} CI)", fontsize=10)
     figure.tight_layout()
     return _png(figure)
@@ -190,8 +194,7 @@ def drilldown_data(per_query: pd.DataFrame, chunk_text: Mapping[str, str], chunk
     methods = list(dict.fromkeys(per_query[schema.METHOD]))
     questions: dict[tuple[str, str], dict] = {}
     used: set[str] = set()
-    for row in per_query.itertuples(index=False):
-        row = row._asdict()
+    for row in per_query.to_dict("records"):  # not itertuples: "hit@10" is no attribute name
         key = (row[schema.QUESTION_SET], row[schema.QID])
         gold = json.loads(row[schema.GOLD_URLS])
         entry = questions.setdefault(key, {
@@ -234,7 +237,7 @@ def write_html_report(path: Path, title: str, comparison: Comparison, per_query:
         legend=legend_text,
         facts=list(facts),
         tables=compact_tables(comparison),
-        differences=[(m, png) for m in metrics if (png := difference_chart(comparison, m))],
+        differences=[(s, png) for s in sets if (png := difference_chart(comparison, s, metrics))],
         baseline=comparison.differences["baseline"].iloc[0] if not comparison.differences.empty else "",
         curves=[(s, png) for s in sets if (png := curve_chart(curves, s))],
         latency=latency_chart(comparison, metrics[0]) if metrics else None,

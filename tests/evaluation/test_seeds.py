@@ -1,5 +1,5 @@
 """Every worked example of the three seed documents (shared/seeds), in both conventions where they apply.
-Expected values are the seeds' printed numbers (and docs/metrics-spec.md's corrections)."""
+Expected values are the seeds' printed numbers (and docs/evaluation.md's corrections)."""
 
 from __future__ import annotations
 

@@ -119,4 +119,3 @@ def test_writers_escape_untrusted_text(tmp_path: Path) -> None:
 def test_markdown_table_escapes_pipes() -> None:
     text = markdown(pd.DataFrame({"x": ["a|b"], "y": [1]}))
     assert text.splitlines()[2].replace(" ", "") == "|a\\|b|1|"
-

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -202,3 +203,44 @@ def test_warm_second_run_reuses_caches_and_leaves_the_first_run_alone(smoke: Pat
     # the same output dir again is refused: exit 2, first run untouched
     assert main(["--config", str(SMOKE_CONFIG), "--output-dir", str(smoke / "run"), "--quiet"]) == 2
     assert digest_tree(smoke / "run") == before
+
+
+def test_report_in_a_real_browser(smoke: Path) -> None:
+    """report.html in headless Chromium as a reader sees it: the verdict, no horizontal overflow at
+    1280 px, no script error, and drill-down filters that change the questions shown (expected counts
+    from per_query.csv, not from the page)."""
+    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
+    browser_path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser_path is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium); .ci/run installs it")
+    per_query = pd.read_csv(smoke / "run" / "per_query.csv")
+    hits = per_query.pivot_table(index="qid", columns="method", values="hit@10")
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=browser_path, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto((smoke / "run" / "report.html").as_uri())
+        verdict = page.locator("#verdict + h3 + ul.verdict li")
+        assert verdict.count() >= 7 and verdict.first.is_visible()
+        assert "mrr@10" in verdict.first.text_content()
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        assert page.locator("#dd-list .question").count() == 25  # first page of 30 questions
+        assert page.locator("#dd-count").text_content().startswith("30 questions")
+        for a, b in (("dense", "bm25"), ("bm25", "dense")):
+            page.select_option("#dd-a", a)
+            page.select_option("#dd-b", b)
+            page.select_option("#dd-outcome", "a-not-b")
+            expected = int(((hits[a] > 0) & (hits[b] == 0)).sum())
+            assert page.locator("#dd-count").text_content().startswith(f"{expected} questions")
+            assert page.locator("#dd-list .question").count() == min(expected, 25)
+        page.select_option("#dd-outcome", "all")
+        question = per_query["question"].iloc[3]
+        page.fill("#dd-search", question[:25])
+        expected = int(per_query.drop_duplicates("qid")["question"].str.lower().str.contains(question[:25].lower(),
+                                                                                              regex=False).sum())
+        assert page.locator("#dd-list .question").count() == expected >= 1
+        page.locator("#dd-list .question summary").first.click()
+        assert page.locator("#dd-list .question .method li").first.is_visible()  # ranked passages with text
+        assert not errors
+        browser.close()
