@@ -60,6 +60,9 @@ class ChunkingConfig(ConfigModel):
         return self
 
 
+TOKENIZE_BATCH = 1024  # documents (or chunks) per call of the fast tokenizer
+
+
 @dataclass(frozen=True)
 class _Piece:
     """A sentence (or part of an over-long sentence): a character span and its token count."""
@@ -165,11 +168,9 @@ def chunk_documents(
             f"{config.max_tokens} + {specials} special tokens exceeds the embedder's window of {window} "
             f"tokens; the embedder would truncate chunks (use at most {window - specials})",
         )
-    texts = [document.text for document in documents]
-    encodings = _tokenize(tokenizer, texts, offsets=True)["offset_mapping"]
     chunks: list[Chunk] = []
     for document, offsets in progress_bar(
-        zip(documents, encodings), total=len(documents), desc="chunking", unit="doc", enabled=progress
+        _offsets_in_batches(tokenizer, documents), total=len(documents), desc="chunking", unit="doc", enabled=progress
     ):
         text = document.text
         token_starts = [start for start, _ in offsets]
@@ -188,9 +189,21 @@ def chunk_documents(
     return _recount(chunks, tokenizer, config.max_tokens)
 
 
+def _offsets_in_batches(tokenizer: Any, documents: Sequence[Document]):
+    """(document, its tokens' character offsets), tokenized :data:`TOKENIZE_BATCH` documents at a
+    time, so the offsets of the whole corpus never exist at once."""
+    for first in range(0, len(documents), TOKENIZE_BATCH):
+        batch = documents[first : first + TOKENIZE_BATCH]
+        yield from zip(batch, _tokenize(tokenizer, [document.text for document in batch], offsets=True)["offset_mapping"])
+
+
 def _recount(chunks: list[Chunk], tokenizer: Any, max_tokens: int) -> list[Chunk]:
     """Re-tokenize every chunk; store the exact count; fail loudly if one is over budget."""
-    counts = [len(ids) for ids in _tokenize(tokenizer, [c.text for c in chunks], offsets=False)["input_ids"]] if chunks else []
+    counts = [
+        len(ids)
+        for first in range(0, len(chunks), TOKENIZE_BATCH)
+        for ids in _tokenize(tokenizer, [c.text for c in chunks[first : first + TOKENIZE_BATCH]], offsets=False)["input_ids"]
+    ]
     result = []
     for chunk, count in zip(chunks, counts):
         if count > max_tokens:

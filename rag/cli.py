@@ -1,6 +1,6 @@
 """Command line: ``rag-bench --config configs/wiki.yaml [options]`` (the same as
-``python scripts/run_benchmark.py ...``), and ``rag-bench compare RUN_DIR RUN_DIR ...``
-(:mod:`rag.results.compare_runs`).
+``python scripts/run_benchmark.py ...``); ``rag-bench compare RUN_DIR RUN_DIR ...``
+(:mod:`rag.results.compare_runs`); ``rag-bench sweep --config C --grid KEY=V1,V2 ...`` (:mod:`rag.sweep.cli`).
 
 Every failure is one line on stderr, never a traceback, with an exit code that says what to do:
 
@@ -105,6 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from rag.results.compare_runs import main as compare_main
 
                 return compare_main(argv[1:])
+            if argv[:1] == ["sweep"]:
+                from rag.sweep.cli import main as sweep_main
+
+                return sweep_main(argv[1:])
             args = build_parser().parse_args(argv)
             if args.quiet:
                 os.environ[PROGRESS_ENV] = "off"  # every bar of ours, and the libraries' (rag.progress)

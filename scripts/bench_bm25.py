@@ -12,13 +12,12 @@ import argparse
 import random
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
 from rag.chunking import ChunkingConfig, chunk_documents
 from rag.data import DatasetConfig, load_dataset
-from rag.retrievers import build_retriever
+from rag.retrievers import IndexStorage, build_retriever
 from rag.types import Chunk
 
 
@@ -62,7 +61,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache_dir:
         for backend in ("sparse", "rank_bm25"):
             retriever = build_retriever(backend, "bm25", {"variant": args.variant, "backend": backend})
-            _, build_s = timed(retriever.index, chunks, Path(cache_dir))
+            _, build_s = timed(retriever.index, chunks, IndexStorage.under(cache_dir, backend))
             rankings, search_s = timed(retriever.search, queries, args.k)
             results[backend], seconds[backend] = rankings, search_s
             print(
@@ -71,7 +70,7 @@ def main() -> None:
             )
             if backend == "sparse":
                 cached = build_retriever(backend, "bm25", {"variant": args.variant})
-                _, load_s = timed(cached.index, chunks, Path(cache_dir))
+                _, load_s = timed(cached.index, chunks, IndexStorage.under(cache_dir, backend))
                 print(f"{backend:>9}: cached index load {load_s:.2f} s")
 
     ours, reference = results["sparse"], results["rank_bm25"]

@@ -20,7 +20,9 @@ import random
 import tempfile
 from pathlib import Path
 
-from rag.embeddings import Embedder, load_sentence_transformer
+from rag.embeddings import Embedder, EmbeddingStore
+from rag.encoders import load_sentence_transformer
+from rag.retrievers import IndexStorage
 from rag.retrievers.dense import DenseParams, DenseRetriever
 
 from bench_bm25 import sample_queries, timed, wiki_chunks  # noqa: E402  (scripts/ is on sys.path)
@@ -40,7 +42,7 @@ def compare_throughput(model, texts: list[str], repeats: int) -> None:
     for _ in range(repeats):
         bare_s.append(timed(lambda: model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False))[1])
         with tempfile.TemporaryDirectory() as tmp:
-            ours_s.append(timed(Embedder(model, MODEL, batch_size=64, cache_dir=tmp).embed, texts)[1])
+            ours_s.append(timed(Embedder(model, EmbeddingStore.for_model(tmp, MODEL), batch_size=64).embed, texts)[1])
     bare, ours = min(bare_s), min(ours_s)
     print(f"embedding: bare encode {len(texts) / bare:7.1f} texts/s ({bare:.1f} s) | "
           f"ours (cold cache) {len(texts) / ours:7.1f} texts/s ({ours:.1f} s) | ours/bare time {ours / bare:.3f} (goal <= 1.10)")
@@ -72,18 +74,19 @@ def main() -> None:
         builds = []
         for _ in range(2):
             retriever = DenseRetriever("bench_dense", DenseParams(device=args.device), encoder=model)
-            builds.append((timed(retriever.index, chunks, cache_dir)[1], retriever.collection_rebuilt))
+            builds.append((timed(retriever.index, chunks, IndexStorage.under(cache_dir, "bench_dense"))[1],
+                           retriever.collection_rebuilt))
         (cold_s, cold_rebuilt), (cached_s, cached_rebuilt) = builds
         print(f"index build: first {cold_s:.2f} s (collection built: {cold_rebuilt}) | "
               f"second {cached_s:.2f} s (collection built: {cached_rebuilt}); the first reuses the embeddings "
               f"cached by the throughput runs only with --cache-dir")
 
         exact = DenseRetriever("bench_exact", DenseParams(search="exact"), encoder=model)
-        exact.index(chunks, cache_dir)
+        exact.index(chunks, IndexStorage.under(cache_dir, "bench_exact"))
         chroma_default = DenseRetriever(
             "bench_ef100", DenseParams(hnsw={"construction_ef": 100, "search_ef": 100, "M": 16}), encoder=model
         )
-        chroma_default.index(chunks, cache_dir)
+        chroma_default.index(chunks, IndexStorage.under(cache_dir, "bench_ef100"))
 
         embed_s = timed(retriever.embedder.embed, queries)[1]  # queries embedded (and cached) once
         timings = {"hnsw": 0.0, "exact": 0.0, "ef100": 0.0}

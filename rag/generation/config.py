@@ -32,6 +32,29 @@ DEFAULT_USER_PROMPT = "Context:\n{context}\n\nQuestion: {question}\nAnswer:"
 PROMPT_FIELDS = frozenset({"question", "context"})
 
 
+
+def http_url(url: str) -> str:
+    """An endpoint's ``base_url``: an http(s) URL with a host (checked when the config is loaded)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+    except ValueError as exc:
+        raise ValueError(f"not a valid URL ({exc}); expected e.g. http://localhost:8000/v1") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+        raise ValueError("expected an http(s) URL with a host, e.g. http://localhost:8000/v1")
+    return url
+
+
+def key_variable_name(name: str) -> str:
+    """An endpoint's ``api_key_env``: the name of an environment variable, never a key (not echoed)."""
+    if not ENV_VAR_NAME.match(name):
+        raise PydanticCustomError(
+            SECRET_ERROR,
+            "expected the name of the environment variable holding the API key (upper-case letters, "
+            "digits and _, e.g. OPENAI_API_KEY), not the key itself; the value is not shown",
+        )
+    return name
+
 class _Strict(ConfigModel):
     model_config = ConfigDict(frozen=True)
 
@@ -88,28 +111,8 @@ class OpenAIGeneratorConfig(LLMGeneratorConfig):
     base_url: str = "https://api.openai.com/v1"
     api_key_env: str = "OPENAI_API_KEY"
 
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, url: str) -> str:
-        try:
-            parts = urlsplit(url)
-            parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
-        except ValueError as exc:
-            raise ValueError(f"not a valid URL ({exc}); expected e.g. http://localhost:8000/v1") from None
-        if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
-            raise ValueError("expected an http(s) URL with a host, e.g. http://localhost:8000/v1")
-        return url
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _variable_name(cls, name: str) -> str:
-        if not ENV_VAR_NAME.match(name):
-            raise PydanticCustomError(
-                SECRET_ERROR,
-                "expected the name of the environment variable holding the API key (upper-case letters, "
-                "digits and _, e.g. OPENAI_API_KEY), not the key itself; the value is not shown",
-            )
-        return name
+    _http_url = field_validator("base_url")(http_url)
+    _variable_name = field_validator("api_key_env")(key_variable_name)
 
 
 class LocalGeneratorConfig(LLMGeneratorConfig):

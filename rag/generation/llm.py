@@ -9,8 +9,8 @@ client (its own retries off: ``max_retries=0``). Each request:
    directory), waits for that answer instead of sending the prompt twice (see
    :class:`rag.generation.cache.InFlightLocks`);
 3. otherwise sends it under a hard per-attempt deadline of ``timeout_s`` and retries retryable
-   failures (see :mod:`rag.generation.retry`) with tenacity, waiting ``Retry-After`` when the server
-   sends one and exponential backoff with seeded jitter otherwise;
+   failures (:func:`rag.generation.retry.retrying`, tenacity), waiting ``Retry-After`` when the
+   server sends one and exponential backoff with seeded jitter otherwise;
 4. appends a success to the cache at once; after the last attempt a failure becomes a result with
    ``answer=None`` and ``error_kind``/``error_message`` — it is never raised, never cached.
 
@@ -33,7 +33,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import openai
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState
 from tqdm.auto import tqdm
 
 from rag.errors import BenchError, ConfigError
@@ -42,7 +42,7 @@ from rag.generation.cache import CachedGeneration, GenerationCache, InFlightLock
 from rag.generation.config import LLMGeneratorConfig, LocalGeneratorConfig, OpenAIGeneratorConfig
 from rag.generation.local_server import ManagedLlamaServer
 from rag.generation.prompt import Prompt, PromptBuilder, TokenCounter, default_token_counter
-from rag.generation.retry import Backoff, RequestFailure, classify
+from rag.generation.retry import Backoff, RequestFailure, classify, retrying
 from rag.models import smollm2_gguf_path
 from rag.secrets import Redactor
 
@@ -166,18 +166,13 @@ class ChatGenerator(Generator):
     ) -> GenerationResult:
         """Send one prompt with retries; cache a success (see the module docstring)."""
         started = time.perf_counter()
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_retries + 1),
-            retry=retry_if_exception(lambda exc: isinstance(exc, RequestFailure) and exc.retryable),
-            wait=self._wait,
-            before_sleep=lambda state: self._log_retry(request.key, state),
-            reraise=True,
-        )
         attempts = 0
         attempt_errors: list[str] = []  # the kind of every failed attempt, for the report
         extra["attempt_errors"] = attempt_errors
         try:
-            async for attempt in retrying:
+            async for attempt in retrying(
+                self.config.max_retries, self._backoff, lambda state: self._log_retry(request.key, state)
+            ):
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
                     try:
@@ -224,11 +219,6 @@ class ChatGenerator(Generator):
     async def _ensure_endpoint(self) -> None:
         """Hook run before every attempt (the local generator restarts a dead server here)."""
 
-    def _wait(self, state: RetryCallState) -> float:
-        failure = state.outcome.exception() if state.outcome else None
-        retry_after = failure.retry_after_s if isinstance(failure, RequestFailure) else None
-        return self._backoff.delay(state.attempt_number, retry_after)
-
     @staticmethod
     def _log_retry(key: str, state: RetryCallState) -> None:
         failure = state.outcome.exception() if state.outcome else None
@@ -247,21 +237,27 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-def api_key_for(config: object, environ: Mapping[str, str] | None = None) -> str | None:
-    """The API key of an ``openai`` generator config from its ``api_key_env`` variable (None for
-    other generators). An unset or empty variable is accepted for a loopback endpoint (keyless local
-    servers) and is a :class:`ConfigError` for any other, raised before any request is sent."""
-    if not isinstance(config, OpenAIGeneratorConfig):
-        return None
-    key = (os.environ if environ is None else environ).get(config.api_key_env) or None
-    if key is None and not is_loopback(config.base_url):
+def endpoint_api_key(api_key_env: str, base_url: str, key_path: str,
+                     environ: Mapping[str, str] | None = None) -> str | None:
+    """The API key of an OpenAI-compatible endpoint (chat or embeddings) from the variable named
+    ``api_key_env``. An unset or empty variable is accepted for a loopback endpoint (keyless local
+    servers) and is a :class:`ConfigError` at ``key_path`` for any other, raised before any request."""
+    key = (os.environ if environ is None else environ).get(api_key_env) or None
+    if key is None and not is_loopback(base_url):
         raise ConfigError(
-            "generation.generator.api_key_env",
-            f"the environment variable {config.api_key_env} is not set, and the endpoint "
-            f"{urlsplit(config.base_url).hostname} is not on this machine; expected the API key in "
-            f"{config.api_key_env} (or a base_url on localhost for a keyless server)",
+            key_path,
+            f"the environment variable {api_key_env} is not set, and the endpoint "
+            f"{urlsplit(base_url).hostname} is not on this machine; expected the API key in "
+            f"{api_key_env} (or a base_url on localhost for a keyless server)",
         )
     return key
+
+
+def api_key_for(config: object, environ: Mapping[str, str] | None = None) -> str | None:
+    """The API key of an ``openai`` generator config (None for other generators), see :func:`endpoint_api_key`."""
+    if not isinstance(config, OpenAIGeneratorConfig):
+        return None
+    return endpoint_api_key(config.api_key_env, config.base_url, "generation.generator.api_key_env", environ)
 
 
 @GENERATORS.register("openai")

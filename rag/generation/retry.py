@@ -25,9 +25,11 @@ import email.utils
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import openai
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from rag.generation.config import BackoffSettings
 from rag.secrets import Redactor
@@ -107,3 +109,25 @@ class Backoff:
             return min(retry_after_s, s.max_retry_after_s)
         base = min(s.max_s, s.initial_s * s.multiplier ** (retry_number - 1))
         return base * (1 - s.jitter * self._rng.random())
+
+
+def retrying(
+    max_retries: int, backoff: Backoff, before_sleep: Callable[[RetryCallState], None] | None = None
+) -> AsyncRetrying:
+    """tenacity's retry loop for one request (``async for attempt in retrying(...)``): an attempt that
+    raises a retryable :class:`RequestFailure` is repeated, at most ``max_retries`` times, after the
+    server's ``Retry-After`` when it sent one, else after ``backoff``'s delay; the last failure is
+    re-raised."""
+
+    def wait(state: RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome else None
+        retry_after = failure.retry_after_s if isinstance(failure, RequestFailure) else None
+        return backoff.delay(state.attempt_number, retry_after)
+
+    return AsyncRetrying(
+        stop=stop_after_attempt(max_retries + 1),
+        retry=retry_if_exception(lambda exc: isinstance(exc, RequestFailure) and exc.retryable),
+        wait=wait,
+        before_sleep=before_sleep,
+        reraise=True,
+    )

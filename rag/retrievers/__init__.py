@@ -1,4 +1,5 @@
-"""Retrievers: dense (Chroma / exact), sparse BM25, and fusion (RRF, convex), built from config by name.
+"""Retrievers: dense (Chroma / exact), sparse BM25, and fusion (RRF, convex, CombSUM, CombMNZ, DBSF), built
+from config by name.
 
 Importing this package registers every retriever in :data:`RETRIEVERS`; :func:`build_retriever`
 turns one config entry into an instance.
@@ -12,10 +13,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from rag.retrievers import bm25, dense, fusion  # noqa: F401  (registration)
-from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
+from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.validation import config_error_from_validation
 
-__all__ = ["RETRIEVERS", "Retriever", "RetrieverParams", "build_retriever"]
+__all__ = ["RETRIEVERS", "IndexStorage", "Retriever", "RetrieverParams", "build_retriever"]
 
 
 def build_retriever(name: str, type: str, params: RetrieverParams | Mapping[str, Any] | None = None) -> Retriever:

@@ -1,7 +1,8 @@
 """The one interface every retriever implements, and the registry that builds them from config.
 
-A retriever is created from its pydantic ``Params`` model, indexes a list of chunks (using a cache
-directory so a re-run with the same model and corpus does no work), and searches a batch of queries,
+A retriever is created from its pydantic ``Params`` model, indexes a list of chunks (using the
+directories of an :class:`IndexStorage`, so a re-run with the same model and corpus does no work, and
+an interrupted build resumes from what it finished), and searches a batch of queries,
 returning one :class:`rag.types.Ranking` per query: at most ``k`` chunk ids in rank order with their
 scores, ordered by the project's one tie rule (:mod:`rag.retrievers.ranking`: float32 score
 descending, then chunk id descending, as trec_eval).
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -30,6 +32,25 @@ class RetrieverParams(ConfigModel):
         return []
 
 
+@dataclass(frozen=True)
+class IndexStorage:
+    """Where a retriever keeps what it builds.
+
+    ``own``: its own directory (``<cache_dir>/index/<name>``), used by no other retriever and built
+    under the runner's per-name lock; ``embeddings``: the content-addressed embedding store shared by
+    every dense retriever and run (``<cache_dir>/embeddings``, see :mod:`rag.embeddings`). Each
+    retriever detects its own unfinished builds there (nothing else deletes them).
+    """
+
+    own: Path
+    embeddings: Path
+
+    @classmethod
+    def under(cls, cache_dir: str | Path, name: str) -> "IndexStorage":
+        """The standard layout under a cache directory, for the retriever named ``name``."""
+        return cls(Path(cache_dir) / "index" / name, Path(cache_dir) / "embeddings")
+
+
 class Retriever(ABC):
     Params: ClassVar[type[RetrieverParams]] = RetrieverParams
 
@@ -38,8 +59,9 @@ class Retriever(ABC):
         self.params = params
 
     @abstractmethod
-    def index(self, chunks: Sequence[Chunk], cache_dir: Path) -> None:
-        """Build (or load from ``cache_dir`` when the corpus and settings match) the index."""
+    def index(self, chunks: Sequence[Chunk], storage: IndexStorage) -> None:
+        """Build (or load from ``storage`` when the corpus and settings match) the index; an index
+        on disk is marked complete by the retriever itself, as the last step of its build."""
 
     @abstractmethod
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:

@@ -20,10 +20,6 @@ each query token in query order, so its scores are *bitwise equal* to rank-bm25'
 wraps the library itself (the reference; not cached, slow). Both rank with
 :func:`rag.retrievers.ranking.top_k_indices` (float32 score desc, chunk id desc: the one tie rule).
 
-The ``sparse`` backend's cache (``<cache_dir>/bm25/<key>/``) is read back when complete; a cache
-file that cannot be read (truncated ``postings.npz``, say) is reported as a warning and the index is
-rebuilt in the same run.
-
 Differences from rank-bm25, by design: k1 must be > 0 (rank-bm25 divides 0 by 0 for k1 = 0), and an
 empty document with b = 1 scores 0 where rank-bm25 gives NaN.
 """
@@ -36,9 +32,7 @@ import math
 import zipfile
 import zlib
 from abc import ABC, abstractmethod
-from collections import Counter
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -47,17 +41,16 @@ from pydantic import Field, model_validator
 
 from rag.errors import BenchError
 from rag.io_utils import atomic_write_json, naming_path
-from rag.progress import progress as progress_bar
+from rag.progress import progress
 from rag.registry import Registry
-from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
+from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.retrievers.index_cache import IndexDir, index_key
-from rag.retrievers.ranking import ranking_from_scores, sorted_by_id
-from rag.retrievers.tokenizers import Tokenizer, TokenizerParams, make_tokenizer
+from rag.retrievers.ranking import ranking_scores, sorted_by_id, top_k_indices
+from rag.retrievers.tokenizers import Tokenizer, TokenizerParams, Vocabulary, make_tokenizer
 from rag.types import Chunk, Ranking
 
 log = logging.getLogger(__name__)
-TokenizedCorpus = Callable[[], list[list[str]]]
-# what reading a damaged cache raises: truncated zip/npy, bad JSON, a missing file, inconsistent shapes
+#: What a damaged index file raises on loading: the index is then rebuilt in the same run.
 UNREADABLE_CACHE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
 
 
@@ -172,9 +165,8 @@ class BM25Backend(ABC):
     """Scores every document (in chunk-id order) for one tokenized query."""
 
     @abstractmethod
-    def build(self, variant: BM25Variant, tokenized: TokenizedCorpus, cache: IndexDir) -> None:
-        """Build from the tokenized documents (``tokenized()``, called only when they are needed), or
-        load from ``cache`` when it is complete."""
+    def build(self, variant: BM25Variant, texts: Sequence[str], tokenizer: Tokenizer, cache: IndexDir) -> None:
+        """Build from the documents' texts, or load from ``cache`` when it is complete."""
 
     @abstractmethod
     def scores(self, query_tokens: list[str]) -> np.ndarray:
@@ -187,14 +179,24 @@ BM25_BACKENDS: Registry[BM25Backend] = Registry("BM25 backend")
 @BM25_BACKENDS.register("sparse")
 class SparseBM25(BM25Backend):
     """Postings in a CSC matrix (documents x terms) holding the final score(t, d) of each posting,
-    plus each term's tf = 0 score (non-zero for BM25+), cached with ``save_npz``."""
+    plus each term's tf = 0 score (non-zero for BM25+), cached with ``save_npz`` (uncompressed).
+
+    The build streams: :data:`BLOCK_TEXTS` texts at a time are encoded into term numbers
+    (:meth:`Tokenizer.encode`) and reduced to their (document, term, tf) triples, so memory holds the
+    postings, never a token list; terms are numbered by first appearance over the whole corpus, as in
+    rank-bm25. Scores are then
+    computed over the postings :data:`SCORE_SLICE` at a time (element-wise, so slicing changes no bit).
+    """
+
+    BLOCK_TEXTS: ClassVar[int] = 4096
+    SCORE_SLICE: ClassVar[int] = 1 << 22
 
     def __init__(self) -> None:
         self._postings: scipy.sparse.csc_matrix | None = None
         self._zero_tf_scores = np.empty(0)
         self._vocabulary: dict[str, int] = {}
 
-    def build(self, variant: BM25Variant, tokenized: TokenizedCorpus, cache: IndexDir) -> None:
+    def build(self, variant: BM25Variant, texts: Sequence[str], tokenizer: Tokenizer, cache: IndexDir) -> None:
         if cache.is_complete():
             try:
                 self._load(cache)
@@ -202,50 +204,65 @@ class SparseBM25(BM25Backend):
             except UNREADABLE_CACHE as exc:
                 log.warning("BM25 index cache %s is unreadable (%s: %s); rebuilding it", cache.path,
                             type(exc).__name__, exc)
-        self._compute(variant, tokenized())
+        self._compute(variant, texts, tokenizer)
         self._save(cache)
-        self._load(cache)
 
-    def _compute(self, variant: BM25Variant, tokenized: list[list[str]]) -> None:
-        vocabulary: dict[str, int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
-        tfs: list[int] = []
-        for row, tokens in enumerate(tokenized):
-            for term, count in Counter(tokens).items():
-                rows.append(row)
-                cols.append(vocabulary.setdefault(term, len(vocabulary)))
-                tfs.append(count)
-        n_docs = len(tokenized)
-        doc_len = np.array([len(tokens) for tokens in tokenized])
-        avgdl = sum(len(tokens) for tokens in tokenized) / n_docs
+    def _term_frequencies(self, texts: Sequence[str], tokenizer: Tokenizer) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
+        """tf as a CSR matrix (documents x terms, int32) and every document's length in terms."""
+        vocabulary = Vocabulary()
+        blocks: list[scipy.sparse.csr_matrix] = []
+        lengths: list[np.ndarray] = []
+        with progress(total=len(texts), desc="BM25: tokenizing", unit="chunk") as bar:
+            for start in range(0, len(texts), self.BLOCK_TEXTS):
+                codes, block_lengths = tokenizer.encode(texts[start : start + self.BLOCK_TEXTS], vocabulary)
+                rows = np.repeat(np.arange(len(block_lengths)), block_lengths)
+                counts = np.ones(len(codes), dtype=np.int32)
+                shape = (len(block_lengths), len(vocabulary.terms))
+                blocks.append(scipy.sparse.csr_matrix((counts, (rows, codes)), shape=shape))  # sums repeats
+                lengths.append(block_lengths)
+                bar.update(len(block_lengths))
+        offsets = np.cumsum([0] + [block.nnz for block in blocks])
+        indptr = np.concatenate([[0]] + [block.indptr[1:] + offset for block, offset in zip(blocks, offsets)])
+        indices = np.concatenate([block.indices for block in blocks])
+        data = np.concatenate([block.data for block in blocks])
+        del blocks
+        self._vocabulary = vocabulary.terms
+        tf = scipy.sparse.csr_matrix((data, indices, indptr), shape=(len(texts), len(vocabulary.terms)))
+        return tf, np.concatenate(lengths)
+
+    def _compute(self, variant: BM25Variant, texts: Sequence[str], tokenizer: Tokenizer) -> None:
+        tf_rows, doc_len = self._term_frequencies(texts, tokenizer)
+        n_docs, n_terms = tf_rows.shape
+        avgdl = int(doc_len.sum()) / n_docs
         if avgdl == 0:
             raise BenchError(f"BM25: none of the {n_docs} chunks has a token left after tokenization")
-        row_ids, col_ids = np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64)
-        idf = variant.idf(n_docs, np.bincount(col_ids, minlength=len(vocabulary)).tolist())
-        values = variant.term_scores(idf[col_ids], np.array(tfs), doc_len[row_ids], avgdl)
-        self._postings = scipy.sparse.csc_matrix((values, (row_ids, col_ids)), shape=(n_docs, len(vocabulary)))
+        postings = tf_rows.tocsc()
+        del tf_rows
+        idf = variant.idf(n_docs, np.diff(postings.indptr).tolist())
+        tf, rows, indptr = postings.data, postings.indices, postings.indptr
+        values = np.empty(len(tf), dtype=np.float64)
+        for start in range(0, len(tf), self.SCORE_SLICE):
+            stop = min(start + self.SCORE_SLICE, len(tf))
+            first, last = np.searchsorted(indptr, [start, stop - 1], side="right") - 1
+            cols = np.repeat(np.arange(first, last + 1), np.diff(np.clip(indptr[first : last + 2], start, stop)))
+            values[start:stop] = variant.term_scores(idf[cols], tf[start:stop], doc_len[rows[start:stop]], avgdl)
+        self._postings = scipy.sparse.csc_matrix((values, rows, indptr), shape=(n_docs, n_terms))
         # B(d) = 1 when |d| = avgdl: the tf = 0 score does not depend on |d| (except 0/0, see module doc).
-        self._zero_tf_scores = variant.term_scores(idf, np.zeros(len(vocabulary)), np.float64(avgdl), avgdl)
-        self._vocabulary = vocabulary
+        self._zero_tf_scores = variant.term_scores(idf, np.zeros(n_terms), np.float64(avgdl), avgdl)
 
     def _save(self, cache: IndexDir) -> None:
         with naming_path(cache.path):  # a full disk names the index directory
             path = cache.start()
             with open(path / "postings.npz", "wb") as handle:
-                scipy.sparse.save_npz(handle, self._postings)
+                scipy.sparse.save_npz(handle, self._postings, compressed=False)
             np.save(path / "zero_tf_scores.npy", self._zero_tf_scores)
             atomic_write_json(path / "vocabulary.json", list(self._vocabulary), indent=None)
             cache.finish({"n_docs": self._postings.shape[0], "n_terms": len(self._vocabulary)})
 
     def _load(self, cache: IndexDir) -> None:
-        postings = scipy.sparse.load_npz(cache.path / "postings.npz").tocsc()
-        zero_tf_scores = np.load(cache.path / "zero_tf_scores.npy")
+        self._postings = scipy.sparse.load_npz(cache.path / "postings.npz").tocsc()
+        self._zero_tf_scores = np.load(cache.path / "zero_tf_scores.npy")
         terms = json.loads((cache.path / "vocabulary.json").read_text(encoding="utf-8"))
-        if not postings.shape[1] == len(zero_tf_scores) == len(terms):
-            raise ValueError(f"inconsistent files: {postings.shape[1]} posting columns, {len(zero_tf_scores)} "
-                             f"tf = 0 scores, {len(terms)} terms")
-        self._postings, self._zero_tf_scores = postings, zero_tf_scores
         self._vocabulary = {term: i for i, term in enumerate(terms)}
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
@@ -274,8 +291,8 @@ class RankBM25(BM25Backend):
     def __init__(self) -> None:
         self._model = None
 
-    def build(self, variant: BM25Variant, tokenized: TokenizedCorpus, cache: IndexDir) -> None:
-        self._model = variant.reference(tokenized())
+    def build(self, variant: BM25Variant, texts: Sequence[str], tokenizer: Tokenizer, cache: IndexDir) -> None:
+        self._model = variant.reference([tokenizer(text) for text in progress(texts, desc="BM25: tokenizing", unit="chunk")])
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         return np.asarray(self._model.get_scores(query_tokens), dtype=np.float64)
@@ -295,23 +312,32 @@ class BM25Retriever(Retriever):
         self._backend: BM25Backend = BM25_BACKENDS.get(params.backend)()
         self._chunk_ids: list[str] = []
 
-    def index(self, chunks: Sequence[Chunk], cache_dir: Path) -> None:
+    def index(self, chunks: Sequence[Chunk], storage: IndexStorage) -> None:
         ordered = sorted_by_id(chunks)
         if not ordered:
             raise BenchError(f"retriever {self.name!r}: cannot index an empty corpus")
         settings = self.params.model_dump(exclude={"backend"})
-        cache = IndexDir(cache_dir, "bm25", index_key(settings, ordered))
-
-        def tokenized() -> list[list[str]]:
-            return [self.tokenizer(chunk.text)
-                    for chunk in progress_bar(ordered, desc=f"{self.name}: tokenizing", unit="chunk")]
-
-        self._backend.build(self.variant, tokenized, cache)
+        cache = IndexDir(storage.own, "bm25", index_key(settings, ordered))
+        self._backend.build(self.variant, [chunk.text for chunk in ordered], self.tokenizer, cache)
         self._chunk_ids = [chunk.chunk_id for chunk in ordered]
 
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
         if not self._chunk_ids:
             raise BenchError(f"retriever {self.name!r}: search() called before index()")
-        return [
-            ranking_from_scores(self._backend.scores(self.tokenizer(query)), self._chunk_ids, k) for query in queries
-        ]
+        rankings = []
+        for query in queries:
+            scores = ranking_scores(self._backend.scores(self.tokenizer(query)))  # float32: the one tie rule
+            best = top_k_positive_first(scores, k)
+            rankings.append(Ranking([self._chunk_ids[i] for i in best], scores[best].astype(np.float64).tolist()))
+        return rankings
+
+
+def top_k_positive_first(scores: np.ndarray, k: int) -> np.ndarray:
+    """:func:`rag.retrievers.ranking.top_k_indices` (float32 score desc, index desc), looking only at
+    the positive scores when at least ``k`` are positive: then the k best are all among them, and the
+    candidates are in index order, so ties break the same way. A query touches few documents, so
+    this avoids a partition of the whole corpus."""
+    candidates = np.flatnonzero(scores > 0)
+    if len(candidates) >= k:
+        return candidates[top_k_indices(scores[candidates], k)]
+    return top_k_indices(scores, k)

@@ -1,32 +1,34 @@
-"""Dense retrieval: sentence-transformers embeddings, searched in Chroma (HNSW) or exactly (numpy).
+"""Dense retrieval: embeddings (local sentence-transformers or an endpoint), searched in Chroma
+(HNSW) or exactly (numpy).
 
 score(q, d) = cos(q, d) = e_q . e_d for the L2-normalized embeddings e (= 1 - Chroma's cosine
 distance). ``search: hnsw`` (default) takes the candidate ids from Chroma's approximate HNSW search;
-``search: exact`` scans all vectors with one matrix product (brute force, the reference for
-Chroma's recall). In both, scores are the dot products (in float64) of our cached float32
-embeddings, rounded to float32, and the ranking follows the one tie rule (score desc, chunk id desc,
-:mod:`rag.retrievers.ranking`), so the two modes differ only in which chunks they find.
+``search: exact`` scans all vectors (brute force, the reference for Chroma's recall). In both,
+scores are the dot products (in float64) of our stored float32 embeddings, rounded to float32, and
+the ranking follows the one tie rule (score desc, chunk id desc, :mod:`rag.retrievers.ranking`), so
+the two modes differ only in which chunks they find.
 
-Embeddings of chunks *and* queries are cached (:mod:`rag.embeddings`) under
-``<cache_dir>/embeddings``; the model is loaded only when something has to be encoded. The Chroma
-store lives in ``<cache_dir>/chroma`` (``mode: persistent``) or on a Chroma server
-(``mode: server``, ``host``/``port``).
+The encoder is chosen by ``embedder`` (:mod:`rag.encoders`). Embeddings of chunks *and* queries are
+kept in the shared embedding store ``storage.embeddings`` (:mod:`rag.embeddings`), in shards of
+``shard_size`` texts that survive any interruption, so an interrupted build resumes where it
+stopped; the model is loaded only when something has to be encoded. The Chroma store lives in
+``storage.own / "chroma"`` (``mode: persistent``) or on a Chroma server (``mode: server``,
+``host``/``port``); a collection is marked complete after its last vector (:mod:`chroma_store`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from rag.embeddings import Embedder, Encoder, load_sentence_transformer
+from rag.embeddings import Embedder, EmbeddingStore, Encoder
+from rag.encoders import EmbedderConfig, SentenceTransformersEmbedderConfig, build_encoder
 from rag.errors import BenchError
 from rag.models import DEFAULT_EMBEDDING_MODEL
-from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
+from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.retrievers.chroma_store import ChromaStore, HnswParams, make_client
 from rag.retrievers.index_cache import index_key
 from rag.retrievers.ranking import ranking_from_scores, sorted_by_id
@@ -35,27 +37,25 @@ from rag.types import Chunk, Ranking
 
 class DenseParams(RetrieverParams):
     model: str = DEFAULT_EMBEDDING_MODEL
+    embedder: EmbedderConfig = Field(default_factory=SentenceTransformersEmbedderConfig)
     device: str = "auto"
     batch_size: int = Field(64, gt=0)
+    shard_size: int = Field(1024, gt=0)
     search: Literal["hnsw", "exact"] = "hnsw"
     mode: Literal["persistent", "server"] = "persistent"
     host: str = "127.0.0.1"
     port: int = Field(8000, gt=0, lt=65536)
     hnsw: HnswParams = Field(default_factory=HnswParams)
 
+    @model_validator(mode="after")
+    def _device_is_local(self) -> "DenseParams":
+        if "device" in self.model_fields_set and self.embedder.type != "sentence_transformers":
+            raise ValueError(f"device applies to the local embedder, not to embedder type {self.embedder.type!r}")
+        return self
 
-class _LazyEncoder:
-    """Loads the sentence-transformers model on the first ``encode`` call (cached runs never do)."""
-
-    def __init__(self, model: str, device: str):
-        self.model, self.device = model, device
-
-    @cached_property
-    def _model(self):
-        return load_sentence_transformer(self.model, self.device)
-
-    def encode(self, sentences, **kwargs):
-        return self._model.encode(sentences, **kwargs)
+    def identity(self) -> str:
+        """The model identity that keys the embedding store and the Chroma collection."""
+        return self.embedder.identity(self.model)
 
 
 @RETRIEVERS.register("dense")
@@ -66,33 +66,34 @@ class DenseRetriever(Retriever):
     params: DenseParams
 
     def __init__(self, name: str, params: DenseParams, encoder: Encoder | None = None):
-        """``encoder``: an already loaded model for ``params.model`` (else loaded when first needed)."""
+        """``encoder``: an already loaded model for ``params.model`` (else built from ``params.embedder``)."""
         super().__init__(name, params)
-        self.encoder: Encoder = encoder if encoder is not None else _LazyEncoder(params.model, params.device)
+        self.encoder: Encoder = encoder if encoder is not None else build_encoder(params.embedder, params.model, params.device)
         self.embedder: Embedder | None = None
         self.store: ChromaStore | None = None
         self.collection_rebuilt: bool | None = None
         self._chunk_ids: list[str] = []
         self._row_of: dict[str, int] = {}
-        self._vectors = np.empty((0, 0), dtype=np.float64)  # unit vectors, rows in chunk-id order
+        self._vectors = np.empty((0, 0), dtype=np.float32)  # unit vectors, rows in chunk-id order
 
-    def index(self, chunks: Sequence[Chunk], cache_dir: Path) -> None:
+    def index(self, chunks: Sequence[Chunk], storage: IndexStorage) -> None:
         ordered = sorted_by_id(chunks)
         if not ordered:
             raise BenchError(f"retriever {self.name!r}: cannot index an empty corpus")
-        cache_dir = Path(cache_dir)
         self.embedder = Embedder(
-            self.encoder, model_id=self.params.model, batch_size=self.params.batch_size, cache_dir=cache_dir / "embeddings"
+            self.encoder,
+            EmbeddingStore.for_model(storage.embeddings, self.params.identity()),
+            batch_size=self.params.batch_size,
+            texts_per_call=self.params.shard_size,
         )
         self._chunk_ids = [chunk.chunk_id for chunk in ordered]
         self._row_of = {chunk_id: row for row, chunk_id in enumerate(self._chunk_ids)}
-        vectors = self.embedder.embed([chunk.text for chunk in ordered], desc=f"{self.name}: embedding chunks")
-        self._vectors = vectors.astype(np.float64)
+        self._vectors = self.embedder.embed([chunk.text for chunk in ordered], desc=f"{self.name}: embedding chunks")
         if self.params.search == "hnsw":
-            client = make_client(self.params.mode, cache_dir / "chroma", self.params.host, self.params.port)
+            client = make_client(self.params.mode, storage.own / "chroma", self.params.host, self.params.port)
             self.store = ChromaStore(client, self.name, self.params.hnsw)
-            settings = {"model": self.params.model, "hnsw": self.params.hnsw.model_dump()}
-            self.collection_rebuilt = self.store.ensure(index_key(settings, ordered), self._chunk_ids, vectors)
+            settings = {"model": self.params.identity(), "hnsw": self.params.hnsw.model_dump()}
+            self.collection_rebuilt = self.store.ensure(index_key(settings, ordered), self._chunk_ids, self._vectors)
 
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
         if self.embedder is None:
@@ -105,7 +106,7 @@ class DenseRetriever(Retriever):
         rankings = []
         for query_vector, found in zip(query_vectors, self.store.query(query_vectors.astype(np.float32), k)):
             rows = np.sort(np.array([self._row_of[chunk_id] for chunk_id in found], dtype=np.int64))
-            scores = self._vectors[rows] @ query_vector
+            scores = self._vectors[rows].astype(np.float64) @ query_vector
             rankings.append(ranking_from_scores(scores, [self._chunk_ids[row] for row in rows], k))
         return rankings
 
@@ -115,10 +116,14 @@ class DenseRetriever(Retriever):
             raise BenchError(f"retriever {self.name!r}: search_exact() called before index()")
         return self._exact(self.embedder.embed(list(queries), desc=f"{self.name}: embedding queries").astype(np.float64), k)
 
-    def _exact(self, query_vectors: np.ndarray, k: int, block: int = 256) -> list[Ranking]:
-        """Brute force: all cosine similarities, ``block`` queries per matrix product."""
+    def _exact(self, query_vectors: np.ndarray, k: int, block: int = 256, rows: int = 65536) -> list[Ranking]:
+        """Brute force: all cosine similarities, ``block`` queries by ``rows`` chunks per float64
+        matrix product (so no float64 copy of the whole corpus is ever made)."""
         rankings = []
         for start in range(0, len(query_vectors), block):
-            scores = query_vectors[start : start + block] @ self._vectors.T
+            batch = query_vectors[start : start + block]
+            scores = np.empty((len(batch), len(self._chunk_ids)))
+            for first in range(0, len(self._chunk_ids), rows):
+                scores[:, first : first + rows] = batch @ self._vectors[first : first + rows].astype(np.float64).T
             rankings.extend(ranking_from_scores(row, self._chunk_ids, k) for row in scores)
         return rankings

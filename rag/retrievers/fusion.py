@@ -1,16 +1,34 @@
 """Hybrid retrieval: fuse the ranked lists of any number of other retrievers, named in params.
 
 Each input retriever is searched to ``depth`` results per query (default: the run's ``depth``, 100,
-the depth every method returns); documents outside an input's list get no contribution from it
-(RRF) or that list's lowest normalized score (convex).
+the depth every method returns). L_i is input i's list, w_i its weight (``weights``; 1 each by
+default unless stated), norm_i(d) the normalized score of d in L_i (see below).
 
-- ``rrf`` — Reciprocal Rank Fusion (Cormack, Clarke & Büttcher 2009):
-  score(d) = sum_i w_i / (k + rank_i(d)), rank 1-based, k = 60 and w_i = 1 by default.
+- ``rrf`` — Reciprocal Rank Fusion (Cormack, Clarke & Büttcher 2009), weighted:
+  score(d) = sum_{i: d in L_i} w_i / (k + rank_i(d)), rank 1-based, k = 60. With unit weights it
+  is ranx's ``rrf``, and k is Elasticsearch's / OpenSearch's ``rank_constant``; Qdrant ranks from 0,
+  so its k is ours + 1.
 - ``convex`` — convex combination of normalized scores (Bruch, Gai & Ingber 2022):
   score(d) = sum_i w_i * norm_i(d), weights = [alpha, 1 - alpha] for two inputs, else given, else
-  1/n each. ``minmax``: (s - min) / (max - min); ``zscore``: (s - mean) / std (population std,
-  ddof = 0), both over the input's depth-limited list. A list whose scores are all equal carries no
-  ranking information and normalizes to 0 everywhere.
+  1/n each. A chunk absent from L_i gets L_i's lowest normalized score (0 for min-max). With
+  min-max it is ranx's ``wsum`` over ``min-max`` (the scheme of Weaviate's relative score fusion).
+- ``combsum`` — CombSUM (Fox & Shaw 1994): score(d) = sum_{i: d in L_i} w_i * norm_i(d); a chunk
+  absent from L_i gets nothing from it (ranx ``sum``, and ``wsum`` with weights).
+- ``combmnz`` — CombMNZ (Fox & Shaw 1994): score(d) = |{i: d in L_i}| * sum_{i: d in L_i} norm_i(d)
+  (ranx ``mnz``). No weights: ranx's ``wmnz`` multiplies by the summed weights instead, and there is
+  no agreed weighted form.
+- ``dbsf`` — Qdrant's distribution-based score fusion (Qdrant 1.11, ``score_fusion.rs``; the same
+  in qdrant-client's ``distribution_based_score_fusion``): CombSUM of
+  norm_i(d) = (s - (mu - 3 sigma)) / (6 sigma), mu the mean and sigma the *sample* standard
+  deviation (ddof 1) of L_i's scores; 0.5 for every entry of a list of one entry or with sigma = 0.
+  Not clipped to [0, 1] (Qdrant does not clip: an outlier beyond 3 sigma scores above 1). Qdrant
+  computes in float32; we compute in float64 and round the fused score to float32 once.
+
+Normalizations (``normalization:`` of ``convex``, ``combsum``, ``combmnz``), over the input's
+depth-limited list: ``minmax``: (s - min) / (max - min); ``zscore``: (s - mean) / std with the
+population std (ddof 0) — ranx's ``min-max`` and ``zmuv``; ``none`` (``combsum``/``combmnz`` only):
+the raw scores. A list whose scores are all equal carries no ranking information and normalizes to 0
+everywhere under ``minmax`` and ``zscore`` (as ranx, whose denominators are floored at 1e-9).
 
 The fused list follows the project's one tie rule (:mod:`rag.retrievers.ranking`): fused score
 descending (float32), then the best rank the chunk had in any input (a chunk some input ranked
@@ -21,14 +39,13 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from pydantic import Field, model_validator
 
 from rag.errors import BenchError, ConfigError
-from rag.retrievers.base import RETRIEVERS, Retriever, RetrieverParams
+from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.retrievers.ranking import ranking_from_pairs
 from rag.types import Chunk, Ranking
 
@@ -68,7 +85,7 @@ class FusionRetriever(Retriever):
             )
         self.inputs = [retrievers[name] for name in self.params.retrievers]
 
-    def index(self, chunks: Sequence[Chunk], cache_dir: Path) -> None:
+    def index(self, chunks: Sequence[Chunk], storage: IndexStorage) -> None:
         """Nothing of its own to index: the inputs are indexed by the caller (see :meth:`requires`)."""
 
     def weights(self) -> list[float]:
@@ -123,7 +140,25 @@ def zscore(scores: np.ndarray) -> np.ndarray:
     return (scores - scores.mean()) / std if std > 0 else np.zeros_like(scores)
 
 
-NORMALIZATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"minmax": minmax, "zscore": zscore}
+def three_sigma(scores: np.ndarray) -> np.ndarray:
+    """Qdrant's distribution normalization: (s - (mean - 3 std)) / (6 std), std the sample standard
+    deviation (ddof 1); 0.5 everywhere for one score or std == 0; not clipped."""
+    std = scores.std(ddof=1) if len(scores) > 1 else 0.0
+    if std == 0:
+        return np.full_like(scores, 0.5)
+    low = scores.mean() - 3.0 * std
+    return (scores - low) / (6.0 * std)
+
+
+NORMALIZATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "minmax": minmax, "zscore": zscore, "none": lambda scores: scores, "three_sigma": three_sigma,
+}
+
+
+def normalized(rankings: Sequence[Ranking], normalization: str) -> list[dict[str, float]]:
+    """Each input's {chunk id: normalized score} (:data:`NORMALIZATIONS`), computed in float64."""
+    normalize = NORMALIZATIONS[normalization]
+    return [dict(zip(r.chunk_ids, normalize(np.asarray(r.scores, dtype=np.float64)).tolist())) for r in rankings]
 
 
 class ConvexParams(FusionParams):
@@ -152,11 +187,73 @@ class ConvexRetriever(FusionRetriever):
         return [1.0 / len(self.params.retrievers)] * len(self.params.retrievers)
 
     def fuse(self, rankings: list[Ranking], weights: list[float]) -> dict[str, float]:
-        normalize = NORMALIZATIONS[self.params.normalization]
-        normalized = [dict(zip(r.chunk_ids, normalize(np.asarray(r.scores, dtype=np.float64)).tolist())) for r in rankings]
-        floors = [min(scores.values(), default=0.0) for scores in normalized]
-        every_chunk = set().union(*normalized)
+        lists = normalized(rankings, self.params.normalization)
+        floors = [min(scores.values(), default=0.0) for scores in lists]
+        every_chunk = set().union(*lists)
         return {
-            chunk_id: sum(w * scores.get(chunk_id, floor) for w, scores, floor in zip(weights, normalized, floors))
+            chunk_id: sum(w * scores.get(chunk_id, floor) for w, scores, floor in zip(weights, lists, floors))
             for chunk_id in every_chunk
         }
+
+
+class CombSumParams(FusionParams):
+    normalization: Literal["minmax", "zscore", "none"] = "minmax"
+
+
+@RETRIEVERS.register("combsum")
+class CombSumRetriever(FusionRetriever):
+    """CombSUM: sum over the lists holding the chunk of w_i * norm_i (module docstring)."""
+
+    Params = CombSumParams
+    params: CombSumParams
+
+    def normalization(self) -> str:
+        return self.params.normalization
+
+    def fuse(self, rankings: list[Ranking], weights: list[float]) -> dict[str, float]:
+        lists = normalized(rankings, self.normalization())
+        every_chunk = dict.fromkeys(chunk_id for scores in lists for chunk_id in scores)
+        return {
+            chunk_id: sum(w * scores[chunk_id] for w, scores in zip(weights, lists) if chunk_id in scores)
+            for chunk_id in every_chunk
+        }
+
+
+class CombMNZParams(CombSumParams):
+    @model_validator(mode="after")
+    def _no_weights(self) -> "CombMNZParams":
+        if self.weights is not None:
+            raise ValueError("combmnz takes no weights (no agreed weighted CombMNZ); use combsum for weights")
+        return self
+
+
+@RETRIEVERS.register("combmnz")
+class CombMNZRetriever(FusionRetriever):
+    """CombMNZ: the number of lists holding the chunk times the sum of its normalized scores."""
+
+    Params = CombMNZParams
+    params: CombMNZParams
+
+    def fuse(self, rankings: list[Ranking], weights: list[float]) -> dict[str, float]:
+        lists = normalized(rankings, self.params.normalization)
+        every_chunk = dict.fromkeys(chunk_id for scores in lists for chunk_id in scores)
+        fused = {}
+        for chunk_id in every_chunk:
+            present = [scores[chunk_id] for scores in lists if chunk_id in scores]
+            fused[chunk_id] = sum(present) * len(present)
+        return fused
+
+
+class DBSFParams(FusionParams):
+    """Qdrant's DBSF has no normalization choice: it is the three-sigma one."""
+
+
+@RETRIEVERS.register("dbsf")
+class DBSFRetriever(CombSumRetriever):
+    """Qdrant's distribution-based score fusion: CombSUM of three-sigma-normalized scores."""
+
+    Params = DBSFParams
+    params: DBSFParams  # type: ignore[assignment]
+
+    def normalization(self) -> str:
+        return "three_sigma"

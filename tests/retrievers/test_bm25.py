@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag.errors import BenchError, ConfigError
-from rag.retrievers import build_retriever
+from rag.retrievers import IndexStorage, build_retriever
+from rag.retrievers.bm25 import SparseBM25, top_k_positive_first
+from rag.retrievers.ranking import top_k_indices
 from rag.retrievers.index_cache import COMPLETE_MARKER
 
 NO_STOPWORDS = {"tokenizer": {"stopwords": False}}
@@ -35,9 +37,9 @@ def as_float32(values: list[float]) -> list[float]:
 
 
 @pytest.fixture
-def okapi(make_chunks, tmp_path):
+def okapi(make_chunks, storage):
     retriever = build_retriever("sparse", "bm25", NO_STOPWORDS)
-    retriever.index(make_chunks(CORPUS), tmp_path)
+    retriever.index(make_chunks(CORPUS), storage)
     return retriever
 
 
@@ -60,18 +62,18 @@ def test_unknown_and_empty_queries_score_zero_ties_by_chunk_id_descending(okapi)
         assert ranking.chunk_ids == ["c", "b", "a"] and ranking.scores == [0.0, 0.0, 0.0]
 
 
-def test_bm25plus_scores_by_hand(make_chunks, tmp_path):
+def test_bm25plus_scores_by_hand(make_chunks, storage):
     retriever = build_retriever("sparse", "bm25", {"variant": "bm25plus", **NO_STOPWORDS})
-    retriever.index(make_chunks(CORPUS), tmp_path)
+    retriever.index(make_chunks(CORPUS), storage)
     (bird,) = retriever.search(["bird"], k=3)
     idf = math.log(4 / 1)  # ln((N + 1) / df)
     assert bird.chunk_ids == ["c", "b", "a"]  # a and b lack "bird": both idf x delta, tie -> id descending
     assert bird.scores == as_float32([idf * (1 + 2.5 / (1.5 * B_LEN2 + 1)), idf, idf])
 
 
-def test_identical_documents_tie_by_chunk_id(make_chunks, tmp_path):
+def test_identical_documents_tie_by_chunk_id(make_chunks, storage):
     retriever = build_retriever("sparse", "bm25", NO_STOPWORDS)
-    retriever.index(make_chunks({"z": "red fox", "m": "red fox", "a": "blue sky", "q": "red fox", "b": "green tree", "c": "grey cloud", "d": "big sea"}), tmp_path)
+    retriever.index(make_chunks({"z": "red fox", "m": "red fox", "a": "blue sky", "q": "red fox", "b": "green tree", "c": "grey cloud", "d": "big sea"}), storage)
     (ranking,) = retriever.search(["fox"], k=2)
     assert ranking.chunk_ids == ["z", "q"]  # m, q, z tie: chunk id descending
 
@@ -101,7 +103,7 @@ def test_parity_with_rank_bm25(make_chunks, tmp_path_factory, variant, corpus, q
     extra_name = "epsilon" if variant == "okapi" else "delta"
     params = {"variant": variant, "k1": k1, "b": b, extra_name: extra, **NO_STOPWORDS}
     retriever = build_retriever("sparse", "bm25", params)
-    retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), tmp_path_factory.mktemp("bm25"))
+    retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), IndexStorage.under(tmp_path_factory.mktemp("bm25"), "sparse"))
     reference = reference_model(variant, corpus, k1, b, extra)
     rankings = retriever.search([" ".join(query) for query in queries], k)
     for query, ranking in zip(queries, rankings):
@@ -113,18 +115,47 @@ def test_parity_with_rank_bm25(make_chunks, tmp_path_factory, variant, corpus, q
         assert ranking.scores == expected_scores[expected_order].tolist()
 
 
-def test_reference_backend_matches_default_on_text(make_chunks, tmp_path):
+def test_streamed_build_in_many_blocks_is_bitwise_rank_bm25(make_chunks, storage, monkeypatch):
+    """Blocks of 3 texts and score slices of 5 postings: the block-wise build changes no bit."""
+    monkeypatch.setattr(SparseBM25, "BLOCK_TEXTS", 3)
+    monkeypatch.setattr(SparseBM25, "SCORE_SLICE", 5)
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(30)]
+    corpus = [list(rng.choice(words, size=rng.integers(1, 15), p=np.arange(30, 0, -1) / 465)) for _ in range(25)]
+    ids = [f"d{i:03d}" for i in range(len(corpus))]
+    queries = [list(rng.choice(words, size=4)) for _ in range(10)]
+    for variant, extra in (("okapi", {"epsilon": 0.25}), ("bm25l", {"delta": 0.5}), ("bm25plus", {"delta": 1.0})):
+        retriever = build_retriever(variant, "bm25", {"variant": variant, **extra, **NO_STOPWORDS})
+        retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), storage)
+        reference = reference_model(variant, corpus, 1.5, 0.75, next(iter(extra.values())))
+        for query in queries:
+            np.testing.assert_array_equal(retriever._backend.scores(query), reference.get_scores(query))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    scores=st.lists(st.sampled_from([0.0, 0.0, 0.0, -1.0, 0.5, 1.0, 1.0, 2.0, 3.5]), min_size=1, max_size=40),
+    k=st.integers(1, 45),
+)
+def test_top_k_over_positive_scores_equals_the_full_top_k(scores, k):
+    scores = np.array(scores)
+    assert top_k_positive_first(scores, k).tolist() == top_k_indices(scores, k).tolist()
+
+
+def test_reference_backend_matches_default_on_text(make_chunks, storage):
     texts = {f"c{i}": text for i, text in enumerate(["The cat sat on the mat.", "Dogs and cats, together!", "A bird sang.", "The mat is red; the cat is not."])}
     queries = ["the cat on the mat", "red bird", "dogs"]
     results = []
     for backend in ("sparse", "rank_bm25"):
         retriever = build_retriever(backend, "bm25", {"backend": backend})
-        retriever.index(make_chunks(texts), tmp_path)
+        retriever.index(make_chunks(texts), storage)
         results.append(retriever.search(queries, k=4))
     assert results[0] == results[1]
 
 
 class CountingTokenizer:
+    """Counts the texts tokenized (one by one or in blocks)."""
+
     def __init__(self, tokenizer):
         self.tokenizer, self.calls = tokenizer, 0
 
@@ -132,23 +163,27 @@ class CountingTokenizer:
         self.calls += 1
         return self.tokenizer(text)
 
+    def encode(self, texts, vocabulary):
+        self.calls += len(texts)
+        return self.tokenizer.encode(texts, vocabulary)
 
-def test_index_is_cached_and_interrupted_build_is_redone(make_chunks, tmp_path):
+
+def test_index_is_cached_and_interrupted_build_is_redone(make_chunks, tmp_path, storage):
     chunks = make_chunks(CORPUS)
     first = build_retriever("sparse", "bm25", NO_STOPWORDS)
-    first.index(chunks, tmp_path)
+    first.index(chunks, storage)
     (index_dir,) = (tmp_path / "bm25").iterdir()
 
     second = build_retriever("sparse", "bm25", NO_STOPWORDS)
     second.tokenizer = CountingTokenizer(second.tokenizer)
-    second.index(chunks, tmp_path)
+    second.index(chunks, storage)
     assert second.tokenizer.calls == 0  # loaded, nothing tokenized
     assert second.search(["bird dog"], 3) == first.search(["bird dog"], 3)
 
     (index_dir / COMPLETE_MARKER).unlink()  # as if the build had been interrupted
     third = build_retriever("sparse", "bm25", NO_STOPWORDS)
     third.tokenizer = CountingTokenizer(third.tokenizer)
-    third.index(chunks, tmp_path)
+    third.index(chunks, storage)
     assert third.tokenizer.calls == len(chunks)
     assert (index_dir / COMPLETE_MARKER).is_file()
     assert third.search(["bird dog"], 3) == first.search(["bird dog"], 3)
@@ -164,30 +199,30 @@ def test_index_is_cached_and_interrupted_build_is_redone(make_chunks, tmp_path):
         ("vocabulary.json", lambda data: b'["cat"]'),  # readable, but inconsistent with the postings
     ],
 )
-def test_an_unreadable_cache_file_is_rebuilt_in_the_same_run(make_chunks, tmp_path, caplog, damaged, damage):
+def test_an_unreadable_cache_file_is_rebuilt_in_the_same_run(make_chunks, tmp_path, storage, caplog, damaged, damage):
     chunks = make_chunks(CORPUS)
     first = build_retriever("sparse", "bm25", NO_STOPWORDS)
-    first.index(chunks, tmp_path)
+    first.index(chunks, storage)
     (index_dir,) = (tmp_path / "bm25").iterdir()
     target = index_dir / damaged
     target.write_bytes(damage(target.read_bytes()))
 
     second = build_retriever("sparse", "bm25", NO_STOPWORDS)
     second.tokenizer = CountingTokenizer(second.tokenizer)
-    second.index(chunks, tmp_path)
+    second.index(chunks, storage)
     assert second.tokenizer.calls == len(chunks)  # rebuilt
     assert "unreadable" in caplog.text and str(index_dir) in caplog.text
     assert second.search(["cat", "bird dog"], 3) == first.search(["cat", "bird dog"], 3)
     third = build_retriever("sparse", "bm25", NO_STOPWORDS)
     third.tokenizer = CountingTokenizer(third.tokenizer)
-    third.index(chunks, tmp_path)
+    third.index(chunks, storage)
     assert third.tokenizer.calls == 0  # the repaired cache is read again
 
 
-def test_changed_settings_or_corpus_use_another_index(make_chunks, tmp_path):
-    build_retriever("s", "bm25", NO_STOPWORDS).index(make_chunks(CORPUS), tmp_path)
-    build_retriever("s", "bm25", {"k1": 1.2, **NO_STOPWORDS}).index(make_chunks(CORPUS), tmp_path)
-    build_retriever("s", "bm25", NO_STOPWORDS).index(make_chunks({**CORPUS, "c": "dog bird bird"}), tmp_path)
+def test_changed_settings_or_corpus_use_another_index(make_chunks, tmp_path, storage):
+    build_retriever("s", "bm25", NO_STOPWORDS).index(make_chunks(CORPUS), storage)
+    build_retriever("s", "bm25", {"k1": 1.2, **NO_STOPWORDS}).index(make_chunks(CORPUS), storage)
+    build_retriever("s", "bm25", NO_STOPWORDS).index(make_chunks({**CORPUS, "c": "dog bird bird"}), storage)
     assert len(list((tmp_path / "bm25").iterdir())) == 3
 
 
@@ -218,16 +253,16 @@ def test_unknown_retriever_type_and_misuse():
         build_retriever("sparse", "bm25", {}).search(["q"], 1)
 
 
-def test_duplicate_chunk_ids_and_empty_corpus_are_errors(make_chunks, tmp_path):
+def test_duplicate_chunk_ids_and_empty_corpus_are_errors(make_chunks, storage):
     retriever = build_retriever("sparse", "bm25", {})
     with pytest.raises(BenchError, match="empty corpus"):
-        retriever.index([], tmp_path)
+        retriever.index([], storage)
     chunks = make_chunks({"a": "x"})
     with pytest.raises(BenchError, match="duplicate chunk id 'a'"):
-        retriever.index(chunks + chunks, tmp_path)
+        retriever.index(chunks + chunks, storage)
 
 
-def test_corpus_without_tokens_is_an_error(make_chunks, tmp_path):
+def test_corpus_without_tokens_is_an_error(make_chunks, storage):
     retriever = build_retriever("sparse", "bm25", {})  # stop words removed: nothing left
     with pytest.raises(BenchError, match="none of the 2 chunks has a token"):
-        retriever.index(make_chunks({"a": "the and of", "b": ""}), tmp_path)
+        retriever.index(make_chunks({"a": "the and of", "b": ""}), storage)

@@ -1,11 +1,14 @@
-"""Tokenizers: expected tokens written out by hand."""
+"""Tokenizers: expected tokens written out by hand; encoding many texts equals tokenizing each."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rag.errors import ConfigError
-from rag.retrievers.tokenizers import TokenizerParams, make_tokenizer
+from rag.retrievers.tokenizers import TokenizerParams, Vocabulary, make_tokenizer
 
 
 @pytest.mark.parametrize(
@@ -29,3 +32,43 @@ def test_tokens(params, text, expected):
 def test_unknown_tokenizer_names_the_key():
     with pytest.raises(ConfigError, match="tokenizer.name.*expected one of: seed003, simple"):
         make_tokenizer(TokenizerParams(name="nope"))
+
+
+WORDS = st.sampled_from(["The", "cats", "cat", "were", "running", "runs", "it's", "Don't", "a", "and", "café", "3.5", "x_1"])
+TEXTS = st.lists(st.lists(WORDS, max_size=12).map(" ".join), max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=TEXTS,
+    params=st.sampled_from([{}, {"stopwords": False}, {"stemmer": "porter"}, {"name": "seed003"},
+                            {"name": "seed003", "stopwords": False, "stemmer": "porter"}]),
+)
+def test_encoding_many_texts_equals_tokenizing_each(texts, params):
+    check_encoding(make_tokenizer(TokenizerParams(**params)), texts)
+
+
+UNICODE_TEXTS = st.lists(
+    st.text(st.characters(codec="utf-8") | st.sampled_from(list("ΣσςΑ\u0130\u212a\u1e9e ſ-.'’—\u00a0\u2009\u0301é_9\x1c")), max_size=40), max_size=6
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=UNICODE_TEXTS, stopwords=st.booleans())
+def test_the_simple_tokenizers_byte_level_cut_equals_the_regex_on_any_text(texts, stopwords):
+    """Any Unicode (Greek final sigma, Kelvin sign, combining marks, Unicode spaces, dashes)."""
+    check_encoding(make_tokenizer(TokenizerParams(stopwords=stopwords)), texts)
+
+
+def check_encoding(tokenizer, texts):
+    """Encoded in two blocks with one vocabulary: the terms of each text, numbered by first appearance."""
+    vocabulary = Vocabulary()
+    half = len(texts) // 2
+    parts = [tokenizer.encode(texts[:half], vocabulary), tokenizer.encode(texts[half:], vocabulary)]
+    codes = np.concatenate([part[0] for part in parts])
+    lengths = np.concatenate([part[1] for part in parts])
+    expected = [tokenizer(text) for text in texts]
+    terms = list(vocabulary.terms)
+    assert lengths.tolist() == [len(terms_of_text) for terms_of_text in expected]
+    assert [terms[code] for code in codes] == [term for terms_of_text in expected for term in terms_of_text]
+    assert terms == list(dict.fromkeys(term for terms_of_text in expected for term in terms_of_text))

@@ -1,13 +1,15 @@
-"""Run directories: new runs never reuse a directory; resume checks the plan; interrupted index
-builds are detected and rebuilt; unreadable caches are ignored."""
+"""Run directories: new runs never reuse a directory; resume checks the plan; index builds hold a
+lock and leave an interrupted build's work to the retriever; unreadable caches are ignored."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
 from rag.errors import ConfigError
+from rag.retrievers import IndexStorage
 from rag.runner.retrieval import RetrievalCache, build_with_marker
 from rag.runner.rundir import PLAN_FILE, open_run_directory
 
@@ -44,25 +46,41 @@ def test_resume_reuses_the_directory_and_checks_the_plan(tmp_path: Path) -> None
         open_run_directory(tmp_path, "never", PLAN, None, resume=True)
 
 
-def test_interrupted_index_build_is_wiped_and_rebuilt(tmp_path: Path) -> None:
-    seen: list[list[str]] = []
+def test_index_build_keeps_an_interrupted_builds_work_for_the_retriever(tmp_path: Path) -> None:
+    root = tmp_path / "index"
 
-    def build(directory: Path) -> None:
-        seen.append(sorted(p.name for p in directory.iterdir()))
-        (directory / "index.bin").write_text("complete")
-
-    def crash(directory: Path) -> None:
-        (directory / "half.bin").write_text("half")
+    def crash(storage: IndexStorage) -> None:
+        storage.own.mkdir(parents=True)
+        (storage.own / "shard.npz").write_text("finished part")
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        build_with_marker(tmp_path, "dense", crash)
-    assert (tmp_path / "dense.building").exists()
-    build_with_marker(tmp_path, "dense", build)
-    assert seen == [[]]  # the half-written file was removed before rebuilding
-    assert not (tmp_path / "dense.building").exists()
-    build_with_marker(tmp_path, "dense", build)
-    assert seen[-1] == ["index.bin"]  # a completed index is kept for the retriever's own cache
+        build_with_marker(root, "dense", crash)
+    seen: list[tuple[IndexStorage, list[str]]] = []
+    build_with_marker(root, "dense", lambda storage: seen.append((storage, sorted(p.name for p in storage.own.iterdir()))))
+    assert seen == [(IndexStorage(root / "dense", tmp_path / "embeddings"), ["shard.npz"])]  # nothing wiped
+
+
+def test_concurrent_builds_of_one_index_wait_for_each_other(tmp_path: Path) -> None:
+    inside, release, order = threading.Event(), threading.Event(), []
+
+    def slow(storage: IndexStorage) -> None:
+        order.append("first in")
+        inside.set()
+        release.wait(10)
+        order.append("first out")
+
+    first = threading.Thread(target=build_with_marker, args=(tmp_path, "dense", slow))
+    first.start()
+    inside.wait(10)
+    second = threading.Thread(target=build_with_marker, args=(tmp_path, "dense", lambda storage: order.append("second")))
+    second.start()
+    second.join(0.3)
+    assert second.is_alive() and order == ["first in"]  # blocked on the lock
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert order == ["first in", "first out", "second"]
 
 
 def test_unreadable_retrieval_cache_is_ignored(tmp_path: Path) -> None:

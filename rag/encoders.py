@@ -1,0 +1,218 @@
+"""Encoders for the dense retriever: texts -> vectors, locally or from an embeddings endpoint.
+
+A dense retriever's ``embedder`` (its params) selects one, through :data:`ENCODERS`:
+
+``type: sentence_transformers`` (default)
+    the sentence-transformers model ``model`` loaded offline on ``device``, on the first text that
+    has to be encoded (a fully cached run never loads it).
+``type: openai``
+    any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (Hugging Face text-embeddings-
+    inference, vLLM, Infinity, Ollama, OpenAI) serving ``model``. Texts go in requests of
+    ``batch_size``, ``concurrency`` at a time, through the generator's machinery: the ``openai``
+    client (its own retries off), a hard per-attempt deadline ``timeout_s``, retries of retryable
+    failures with ``Retry-After`` or seeded backoff (:func:`rag.generation.retry.retrying`), and
+    the key read from the environment variable named by ``api_key_env`` — never from the config,
+    never written anywhere; error messages are redacted. A batch still failing after
+    ``max_retries`` retries stops the run with one line; the batches already stored are kept.
+
+Every encoder returns L2-normalized float32 rows (an endpoint's vectors are normalized here, in
+float64). :meth:`identity` names the vectors in the embedding store (:mod:`rag.embeddings`): the
+model name for the local model, ``openai:<model>`` for an endpoint (so endpoint vectors never mix
+with locally computed ones; endpoints serving the same model name share them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import cached_property
+from typing import Annotated, Any, ClassVar, Literal, Union
+
+import numpy as np
+import openai
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from tenacity import RetryCallState
+
+from rag.errors import BenchError
+from rag.generation.config import BackoffSettings, http_url, key_variable_name
+from rag.generation.llm import NO_KEY_PLACEHOLDER, ClientFactory, default_client_factory, endpoint_api_key
+from rag.generation.retry import Backoff, RequestFailure, classify, retrying
+from rag.models import resolve_embedding_model
+from rag.registry import Registry
+from rag.secrets import Redactor
+
+log = logging.getLogger(__name__)
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when a CUDA GPU is available, else ``cpu``; anything else as given."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_sentence_transformer(model: str, device: str = "auto"):
+    """A SentenceTransformer loaded offline (packaged MiniLM, a local path, or the local HF cache)."""
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(resolve_embedding_model(model), device=resolve_device(device))
+    except OSError as error:
+        raise BenchError(f"cannot load embedding model {model!r} offline: {error}") from error
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SentenceTransformersEmbedderConfig(_Strict):
+    """The local sentence-transformers model (the dense retriever's ``model`` and ``device``)."""
+
+    type: Literal["sentence_transformers"] = "sentence_transformers"
+
+    def identity(self, model: str) -> str:
+        return model
+
+
+class OpenAIEmbedderConfig(_Strict):
+    """An OpenAI-compatible embeddings endpoint serving the dense retriever's ``model``."""
+
+    type: Literal["openai"] = "openai"
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = Field(4, gt=0, le=256)
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(4, ge=0)
+    backoff: BackoffSettings = BackoffSettings()
+
+    _http_url = field_validator("base_url")(http_url)
+    _variable_name = field_validator("api_key_env")(key_variable_name)
+
+    def identity(self, model: str) -> str:
+        return f"openai:{model}"
+
+
+EmbedderConfig = Annotated[
+    Union[SentenceTransformersEmbedderConfig, OpenAIEmbedderConfig], Field(discriminator="type")
+]
+
+ENCODERS: Registry[Any] = Registry("embedder")
+
+
+@ENCODERS.register("sentence_transformers")
+class SentenceTransformersEncoder:
+    """Loads the sentence-transformers model on the first ``encode`` call (cached runs never do)."""
+
+    def __init__(self, config: SentenceTransformersEmbedderConfig, model: str, device: str):
+        self.model, self.device = model, device
+
+    @cached_property
+    def _model(self):
+        return load_sentence_transformer(self.model, self.device)
+
+    def encode(self, sentences: list[str], **kwargs: Any) -> np.ndarray:
+        return self._model.encode(sentences, **kwargs)
+
+
+@ENCODERS.register("openai")
+class EndpointEncoder:
+    """Vectors from ``POST {base_url}/embeddings``; see the module docstring. Constructing one does
+    no I/O (the config is instantiated several times per run); the client exists during ``encode``."""
+
+    backoff_seed: ClassVar[int] = 0
+
+    def __init__(
+        self,
+        config: OpenAIEmbedderConfig,
+        model: str,
+        device: str = "auto",
+        client_factory: ClientFactory = default_client_factory,
+    ):
+        self.config = config
+        self.model = model
+        self._api_key = endpoint_api_key(config.api_key_env, config.base_url, "embedder.api_key_env")
+        self._redactor = Redactor([self._api_key] if self._api_key else [])
+        self._client_factory = client_factory
+        self._backoff = Backoff(config.backoff, self.backoff_seed)
+        self.requests = 0  # attempts sent, for tests and logs
+
+    def encode(self, sentences: list[str], batch_size: int = 64, **_ignored: Any) -> np.ndarray:
+        """Unit vectors of ``sentences``, one row each, in order (``normalize_embeddings`` and the
+        other sentence-transformers options are accepted and ignored: rows are always normalized)."""
+        if not sentences:
+            return np.empty((0, 0), dtype=np.float32)
+        batches = [list(sentences[start : start + batch_size]) for start in range(0, len(sentences), batch_size)]
+        vectors = np.concatenate(asyncio.run(self._encode_all(batches))).astype(np.float64)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+            raise BenchError(f"embeddings endpoint {self.config.base_url}: returned a zero or non-finite vector")
+        return (vectors / norms).astype(np.float32)
+
+    async def _encode_all(self, batches: list[list[str]]) -> list[np.ndarray]:
+        results: list[np.ndarray] = [np.empty(0)] * len(batches)
+        pending = iter(range(len(batches)))
+        client = self._client_factory(self.config.base_url, self._api_key or NO_KEY_PLACEHOLDER)
+
+        async def worker() -> None:
+            for index in pending:
+                results[index] = await self._request(client, batches[index])
+
+        tasks = [asyncio.create_task(worker()) for _ in range(min(self.config.concurrency, len(batches)))]
+        try:
+            await asyncio.gather(*tasks)
+        finally:  # a failed batch stops the others at once
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await client.close()
+        return results
+
+    async def _request(self, client: openai.AsyncOpenAI, texts: list[str]) -> np.ndarray:
+        try:
+            async for attempt in retrying(self.config.max_retries, self._backoff, self._log_retry):
+                with attempt:
+                    vectors = await self._attempt(client, texts)
+        except RequestFailure as failure:
+            raise BenchError(
+                f"embeddings endpoint {self.config.base_url} (model {self.model!r}): {failure} "
+                f"(gave up after {attempt.retry_state.attempt_number} attempt(s))"
+            ) from None
+        return vectors
+
+    async def _attempt(self, client: openai.AsyncOpenAI, texts: list[str]) -> np.ndarray:
+        """One request; every failure leaves as a :class:`RequestFailure`."""
+        self.requests += 1
+        try:
+            async with asyncio.timeout(self.config.timeout_s):
+                response = await client.embeddings.create(model=self.model, input=texts, timeout=self.config.timeout_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified into retryable / final failures
+            raise classify(exc, self._redactor) from None
+        data = getattr(response, "data", None)
+        if not isinstance(data, list) or len(data) != len(texts):
+            got = len(data) if isinstance(data, list) else type(data).__name__
+            raise RequestFailure("malformed_response", f"expected {len(texts)} embeddings, got {got}", True)
+        ordered = sorted(data, key=lambda item: getattr(item, "index", -1))
+        if [getattr(item, "index", None) for item in ordered] != list(range(len(texts))):
+            raise RequestFailure("malformed_response", "the embeddings' indexes are not 0..n-1", True)
+        try:
+            vectors = np.array([item.embedding for item in ordered], dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise RequestFailure("malformed_response", f"embeddings are not equal-length number lists ({exc})", True) from None
+        if vectors.ndim != 2 or vectors.shape[1] == 0:
+            raise RequestFailure("malformed_response", f"embeddings of shape {vectors.shape}", True)
+        return vectors
+
+    @staticmethod
+    def _log_retry(state: RetryCallState) -> None:
+        failure = state.outcome.exception() if state.outcome else None
+        log.info("embeddings request attempt %d failed (%s); retrying in %.2f s", state.attempt_number, failure,
+                 state.next_action.sleep if state.next_action else 0.0)
+
+
+def build_encoder(config: SentenceTransformersEmbedderConfig | OpenAIEmbedderConfig, model: str, device: str, **injected):
+    """The encoder ``config.type`` names, for ``model`` (``injected``: e.g. a test's client factory)."""
+    return ENCODERS.get(config.type, key="embedder.type")(config, model, device, **injected)
