@@ -260,9 +260,15 @@ class SparseBM25(BM25Backend):
             cache.finish({"n_docs": self._postings.shape[0], "n_terms": len(self._vocabulary)})
 
     def _load(self, cache: IndexDir) -> None:
-        self._postings = scipy.sparse.load_npz(cache.path / "postings.npz").tocsc()
-        self._zero_tf_scores = np.load(cache.path / "zero_tf_scores.npy")
+        """Read a complete cache; files that disagree in size (one of them damaged or replaced) are a
+        ValueError, so :meth:`build` rebuilds instead of scoring against a mismatched vocabulary."""
+        postings = scipy.sparse.load_npz(cache.path / "postings.npz").tocsc()
+        zero_tf_scores = np.load(cache.path / "zero_tf_scores.npy")
         terms = json.loads((cache.path / "vocabulary.json").read_text(encoding="utf-8"))
+        if not postings.shape[1] == len(zero_tf_scores) == len(terms):
+            raise ValueError(f"inconsistent files: {postings.shape[1]} posting columns, {len(zero_tf_scores)} "
+                             f"tf = 0 scores, {len(terms)} terms")
+        self._postings, self._zero_tf_scores = postings, zero_tf_scores
         self._vocabulary = {term: i for i, term in enumerate(terms)}
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
