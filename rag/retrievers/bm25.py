@@ -260,6 +260,8 @@ class SparseBM25(BM25Backend):
             cache.finish({"n_docs": self._postings.shape[0], "n_terms": len(self._vocabulary)})
 
     def _load(self, cache: IndexDir) -> None:
+        """Read a complete cache; files that disagree in size (one of them damaged or replaced) are a
+        ValueError, so :meth:`build` rebuilds instead of scoring against a mismatched vocabulary."""
         postings = scipy.sparse.load_npz(cache.path / "postings.npz").tocsc()
         zero_tf_scores = np.load(cache.path / "zero_tf_scores.npy")
         terms = json.loads((cache.path / "vocabulary.json").read_text(encoding="utf-8"))
