@@ -116,7 +116,7 @@ def resolved_mapping(config: RunConfig) -> dict[str, Any]:
     """The config as JSON data with each retriever's parameters completed by their defaults."""
     data = config.model_dump(mode="json")
     for entry, spec in zip(data["retrievers"], config.retrievers):
-        entry["params"] = spec.validated_params().model_dump(mode="json")
+        entry["params"] = spec.params.model_dump(mode="json")
     return data
 
 
