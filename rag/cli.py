@@ -60,16 +60,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     parser.add_argument("--config", required=True, type=Path, help="YAML run configuration")
     parser.add_argument("--output-dir", type=Path, help="run directory (default: <output_dir>/<name>/<timestamp>)")
-    parser.add_argument("--limit", type=int, help="use only the first N questions of each question set")
-    parser.add_argument("--methods", help="comma-separated retriever names to evaluate (default: all)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config value, e.g. --set top_k=20 (value parsed as YAML); repeatable")
+    add_selection_options(parser)
     parser.add_argument("--no-generation", action="store_true", help="skip answer generation")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run (same config)")
     parser.add_argument("--skip-invalid", action="store_true",
                         help="skip invalid data records (counted in the manifest and report) instead of failing")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars (off a terminal they are plain lines)")
     return parser
+
+
+def add_selection_options(parser: argparse.ArgumentParser) -> None:
+    """``--limit``, ``--methods``, ``--set`` and ``--quiet``, shared by a run and a sweep (see
+    :func:`overrides_from_args`)."""
+    parser.add_argument("--limit", type=int, help="use only the first N questions of each question set")
+    parser.add_argument("--methods", help="comma-separated retriever names to evaluate (default: all)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config value, e.g. --set top_k=20 (value parsed as YAML); repeatable")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars (off a terminal they are plain lines)")
 
 
 def overrides_from_args(args: argparse.Namespace) -> list[str]:

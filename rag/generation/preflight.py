@@ -1,19 +1,15 @@
 """Checking an OpenAI-compatible endpoint before the first question is sent.
 
-Three checks, in order; the first that fails raises a :class:`rag.errors.BenchError` (one line, exit
-code 2 from the CLI) and no chat request is sent:
+Two checks, in order; the first that fails raises a :class:`rag.errors.BenchError` (one line, exit
+code 2 from the CLI) and no chat request is sent (a remote endpoint without its key was already
+refused when the generator was built, :func:`rag.generation.llm.endpoint_api_key`):
 
-1. the key variable (``api_key_env``) is set when the endpoint is not on this machine (a loopback
-   host: ``localhost``, ``127.0.0.0/8``, ``::1``) — checked before any connection;
-2. ``GET <base_url>/models`` answers with HTTP 200 within the deadline;
-3. when that answer lists models (OpenAI's ``{"data": [{"id": ...}, ...]}``), the configured model
+1. ``GET <base_url>/models`` answers with HTTP 200 within the deadline (401/403: the key is refused);
+2. when that answer lists models (OpenAI's ``{"data": [{"id": ...}, ...]}``), the configured model
    is among them.
 """
 
 from __future__ import annotations
-
-import ipaddress
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -21,16 +17,6 @@ from rag.errors import BenchError, ConfigError
 
 KEY = "generation.generator"
 MAX_LISTED = 10
-
-
-def is_loopback(base_url: str) -> bool:
-    host = (urlsplit(base_url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def served_models(payload: object) -> list[str] | None:
@@ -43,11 +29,8 @@ def served_models(payload: object) -> list[str] | None:
 
 
 def preflight(base_url: str, model: str, api_key: str | None, api_key_env: str | None, timeout_s: float) -> None:
-    """Raise unless the endpoint is usable (see the module docstring). ``api_key_env`` None: an
-    endpoint that needs no key (the managed local server)."""
-    if api_key_env is not None and api_key is None and not is_loopback(base_url):
-        raise ConfigError(f"{KEY}.api_key_env", f"{api_key_env} is not set, and {base_url} is not on this machine; "
-                          "expected the variable to hold the endpoint's API key (any value for a keyless server)")
+    """Raise unless the endpoint is usable (see the module docstring). ``api_key_env`` names the key's
+    variable in the message of a refused key (None: an endpoint that needs no key)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = f"{base_url.rstrip('/')}/models"
     try:

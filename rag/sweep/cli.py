@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag.cli import EXIT_OK, ArgumentParser, overrides_from_args
+from rag.cli import EXIT_OK, ArgumentParser, add_selection_options, overrides_from_args
 from rag.progress import PROGRESS_ENV
 from rag.sweep.outputs import selection_table
 from rag.sweep.split import DEFAULT_DEV_FRACTION
@@ -33,11 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"share of each question set used to choose (default {DEFAULT_DEV_FRACTION}); the rest is test")
     parser.add_argument("--select", help="metric the choice is made on (default: the first configured metric)")
     parser.add_argument("--output-dir", type=Path, help="sweep directory (default: <output_dir>/<name>-sweep/<timestamp>)")
-    parser.add_argument("--limit", type=int, help="use only the first N questions of each question set")
-    parser.add_argument("--methods", help="comma-separated retriever names to evaluate (default: all)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config value for every point, as for a run")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_selection_options(parser)
     parser.set_defaults(no_generation=False)  # sweeps are retrieval-only anyway (rag.sweep.run)
     return parser
 
