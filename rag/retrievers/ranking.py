@@ -59,7 +59,8 @@ def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
         candidates = np.flatnonzero(scores >= threshold)
     else:
         candidates = np.arange(n)
-    return candidates[np.lexsort((-candidates, -scores[candidates]))][:k]
+    descending_ids = candidates[::-1]  # a stable sort by score keeps ties in this order: index descending
+    return descending_ids[np.argsort(-scores[descending_ids], kind="stable")][:k]
 
 
 def ranking_from_scores(scores: np.ndarray, chunk_ids: Sequence[str], k: int) -> Ranking:
