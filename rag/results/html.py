@@ -145,7 +145,7 @@ def compact_tables(comparison: Comparison) -> list[dict]:
                 })
             rows.append({"method": f"{row['method']} ({comparison.letters[row['method']]})", "cells": cells,
                          "n": int(row["questions"]), "answered": int(row["answered"]),
-                         "ms": f"{row['retrieval_ms_per_query']:.2f}"})
+                         "ms": MISSING if math.isnan(row["retrieval_ms_per_query"]) else f"{row['retrieval_ms_per_query']:.2f}"})
         out.append({"name": question_set, "metrics": metrics, "rows": rows})
     return out
 
