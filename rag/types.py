@@ -6,8 +6,9 @@ the evaluation engine can be developed and tested independently.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -70,3 +71,15 @@ def gold_grades(question: Question) -> dict[str, int]:
     if question.relevance:
         return dict(question.relevance)
     return {url: 1 for group in question.gold_urls for url in group}
+
+
+class RankedChunks(Protocol):
+    """A method's result for one question: chunk ids in rank order and their (float32) scores."""
+
+    chunk_ids: list[str]
+    scores: list[float]
+
+
+def url_ranking(chunk_ids: Sequence[str], chunk_url: Mapping[str, str]) -> list[str]:
+    """Document URLs in rank order, each at the rank of its best (first) chunk."""
+    return list(dict.fromkeys(chunk_url[chunk_id] for chunk_id in chunk_ids))

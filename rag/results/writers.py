@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pandas as pd
 
@@ -15,12 +15,7 @@ from evaluation.trec_io import encode_trec_id, write_qrels, write_run
 from rag.io_utils import atomic_write_json, atomic_write_text
 from rag.results.comparison import Comparison, headline_metrics
 from rag.results.format import display_table, legend, markdown, signed, verdict_lines
-from rag.types import Question, gold_grades
-
-
-class RankedChunks(Protocol):
-    chunk_ids: list[str]
-    scores: list[float]
+from rag.types import Question, RankedChunks, gold_grades, url_ranking
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -92,7 +87,7 @@ def write_trec_files(runs_dir: Path, question_sets: Mapping[str, Sequence[Questi
         return encode_trec_id(f"{set_name}/{qid}")
 
     def pages(chunk_ids: Sequence[str]) -> list[str]:
-        return [encode_trec_id(url) for url in dict.fromkeys(chunk_url[c] for c in chunk_ids)]
+        return [encode_trec_id(url) for url in url_ranking(chunk_ids, chunk_url)]
 
     url_qrels, chunk_qrels = {}, {}
     for set_name, questions in question_sets.items():

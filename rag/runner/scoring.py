@@ -21,28 +21,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
 import pandas as pd
 
 from evaluation import evaluate_run
 from evaluation.metrics import parse_metric
 from evaluation.runs import ranked_lists_to_run
-from rag.types import Chunk, Question, gold_grades
+from rag.types import Chunk, Question, RankedChunks, gold_grades, url_ranking
 
 CHUNK_PREFIX = "chunk:"
-
-
-class RankedChunks(Protocol):
-    """A method's result for one question: chunk ids in rank order and their (float32) scores."""
-
-    chunk_ids: list[str]
-    scores: list[float]
-
-
-def url_ranking(chunk_ids: Sequence[str], chunk_url: Mapping[str, str]) -> list[str]:
-    """Document URLs in rank order, each at the rank of its best (first) chunk."""
-    return list(dict.fromkeys(chunk_url[chunk_id] for chunk_id in chunk_ids))
 
 
 class RetrievalScorer:
