@@ -1,4 +1,4 @@
-"""``rag-bench compare RUN_DIR RUN_DIR ...``: the comparison of several finished runs (two chunk
+"""The comparison of several finished runs (two chunk
 sizes, two embedding models, two configs) as if their methods had run together.
 
 Each run's methods become ``<run label>:<method>`` (the label is the run directory's name, or its
@@ -6,15 +6,13 @@ parent's for the timestamped directories the runner makes, made unique with a nu
 paired on the questions they share — same question set, id and text — and only on those; metrics
 are the columns every run has. The output is the same comparison as a run's: means with CIs, paired
 tests, each method's difference from the first, and the verdict, printed and written to
-``--output-dir`` (comparison.{csv,md,json}, pairwise.csv).
+``--output-dir`` by ``rag-bench compare`` (:mod:`rag.cli.compare`): comparison.{csv,md,json}, pairwise.csv.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -22,8 +20,6 @@ import pandas as pd
 from rag.errors import BenchError
 from rag.results import schema
 from rag.results.comparison import Comparison, StatisticsSettings, compare
-from rag.results.format import terminal_tables, verdict_lines
-from rag.results.writers import write_comparison
 
 NON_METRIC_COLUMNS = {*schema.STATISTICS_INPUTS, schema.ATTEMPTS, schema.CHUNKS_USED}
 
@@ -86,23 +82,3 @@ def compare_runs(run_dirs: Sequence[Path], settings: StatisticsSettings) -> tupl
     combined, metrics = combine(run_dirs)
     n_shared = combined.groupby(schema.METHOD).size().iloc[0]
     return compare(combined, metrics, settings), int(n_shared)
-
-
-def main(argv: Sequence[str]) -> int:
-    from rag.cli import ArgumentParser
-
-    parser = ArgumentParser(prog="rag-bench compare", description="Compare the methods of several finished runs.")
-    parser.add_argument("runs", nargs="+", type=Path, help="run directories (each with per_query.csv)")
-    parser.add_argument("--output-dir", type=Path, help="where to write (default: runs/compare/<UTC timestamp>)")
-    parser.add_argument("--n-resamples", type=int, default=10000)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    comparison, n_shared = compare_runs(args.runs, StatisticsSettings(n_resamples=args.n_resamples, seed=args.seed))
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    output = args.output_dir or Path("runs") / "compare" / stamp
-    write_comparison(comparison, output, "as in the runs", "as in the runs")
-    print(f"{n_shared} shared questions per method; runs: " + ", ".join(run_labels(args.runs)))
-    print("Verdict (best method, margin over the runner-up with its paired 95% CI):")
-    print("\n".join(verdict_lines(comparison)), "", *terminal_tables(comparison), f"Outputs: {output}", sep="\n",
-          file=sys.stdout)
-    return 0

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag.cli import EXIT_OK, ArgumentParser, add_selection_options, overrides_from_args
+from rag.cli.common import EXIT_OK, ArgumentParser, add_selection_options, overrides_from_args
 from rag.progress import PROGRESS_ENV
 from rag.sweep.outputs import selection_table
 from rag.sweep.split import DEFAULT_DEV_FRACTION

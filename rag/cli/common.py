@@ -1,0 +1,55 @@
+"""What every subcommand shares: the exit codes, an argparse that raises instead of exiting, and the
+question-selection options of a run and a sweep.
+
+Imports nothing from the subcommands, so each of them imports this module and none imports another.
+"""
+
+from __future__ import annotations
+
+import argparse
+from importlib import metadata
+
+from rag.errors import ConfigError
+
+EXIT_OK, EXIT_BUG, EXIT_USER_ERROR, EXIT_IO_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 74, 130, 143
+RESUME_HINT = "the work done so far is saved; re-run with --resume to continue"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so bad options follow the same exit-2 path."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ConfigError("command line", message)
+
+
+def add_selection_options(parser: argparse.ArgumentParser) -> None:
+    """``--limit``, ``--methods``, ``--set`` and ``--quiet``, shared by a run and a sweep (see
+    :func:`overrides_from_args`)."""
+    parser.add_argument("--limit", type=int, help="use only the first N questions of each question set")
+    parser.add_argument("--methods", help="comma-separated retriever names to evaluate (default: all)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config value, e.g. --set top_k=20 (value parsed as YAML); repeatable")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars (off a terminal they are plain lines)")
+
+
+def overrides_from_args(args: argparse.Namespace) -> list[str]:
+    """``--limit``, ``--methods`` and ``--no-generation`` become config overrides, so they are part of
+    the run's plan (and a resume with different options is refused)."""
+    overrides = list(args.overrides)
+    if args.limit is not None:
+        overrides.append(f"limit={args.limit}")
+    if args.methods is not None:
+        names = [name.strip() for name in args.methods.split(",")]
+        if not all(names):
+            raise ConfigError("--methods", f"{args.methods!r} has an empty name; expected comma-separated retriever names")
+        overrides.append(f"methods=[{', '.join(names)}]")
+    if args.no_generation:
+        overrides.append("generation=null")
+    return overrides
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("hybrid-rag-bench")
+    except metadata.PackageNotFoundError:
+        return "unknown"
