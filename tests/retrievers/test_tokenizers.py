@@ -1,12 +1,18 @@
-"""Tokenizers: expected tokens written out by hand; encoding many texts equals tokenizing each."""
+"""Tokenizers: expected tokens written out by hand; encoding many texts equals tokenizing each; the
+``seed003`` tokenizer equals NLTK itself, sentence by sentence (the oracle), on random Unicode and on
+the whole bundled corpus and its questions."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nltk.tokenize import NLTKWordTokenizer
 
+from rag.data import load_dataset
 from rag.errors import ConfigError
 from rag.retrievers.tokenizers import TokenizerParams, Vocabulary, make_tokenizer
 
@@ -72,3 +78,40 @@ def check_encoding(tokenizer, texts):
     assert lengths.tolist() == [len(terms_of_text) for terms_of_text in expected]
     assert [terms[code] for code in codes] == [term for terms_of_text in expected for term in terms_of_text]
     assert terms == list(dict.fromkeys(term for terms_of_text in expected for term in terms_of_text))
+
+
+def nltk_seed003(text: str) -> list[str]:
+    """The oracle: the lower-cased text split after ``.``, ``!`` or ``?`` and white space, each sentence
+    tokenized by NLTK's own ``NLTKWordTokenizer``."""
+    return [token for sentence in re.split(r"(?<=[.!?])\s+", text.lower()) for token in NLTKWordTokenizer().tokenize(sentence)]
+
+
+#: What NLTK's rules look at: quotes of every kind, clitics, contractions, sentence ends, brackets,
+#: dashes, white space of every kind (incl. \x1c, white space for ``str.split`` but not for ``regex``),
+#: and the characters the fast tokenizer uses to join texts (\x00, \x01).
+NLTK_FRAGMENTS = st.sampled_from(
+    list("\"'`«»“”‘’„.,:;!?()[]{}<>-‒–—―*@#$%&\n\t \x00\x01\x1c\x85\u00a0\u2009İΣſKaZ9_")
+    + ["''", "``", "n't", "N'T", "'s", "'ll", "'re", "cannot", "gonna", "wanna", "gimme", "'tis", "'twas",
+       "more'n", "d'ye", "...", "--", "Dr.", "3.5", "x.", ". ", "! ", "? "]
+)
+NLTK_TEXTS = st.lists(st.lists(NLTK_FRAGMENTS | st.characters(codec="utf-8"), max_size=30).map("".join), max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts=NLTK_TEXTS)
+def test_seed003_tokens_equal_nltks_on_any_text(texts):
+    tokenizer = make_tokenizer(TokenizerParams(name="seed003", stopwords=False))
+    expected = [nltk_seed003(text) for text in texts]
+    assert tokenizer.split_many(texts) == expected  # one block
+    assert [tokenizer(text) for text in texts] == expected  # one text at a time
+
+
+@pytest.mark.slow
+def test_seed003_tokens_equal_nltks_on_the_bundled_corpus_and_questions():
+    wiki = load_dataset({"format": "wiki"})
+    texts = [document.text for document in wiki.documents]
+    texts += [question.text for questions in wiki.question_sets.values() for question in questions]
+    tokenizer = make_tokenizer(TokenizerParams(name="seed003", stopwords=False))
+    tokens = [token for start in range(0, len(texts), 4096) for token in tokenizer.split_many(texts[start : start + 4096])]
+    mismatches = [i for i, text in enumerate(texts) if tokens[i] != nltk_seed003(text)]
+    assert len(texts) > 11_000 and not mismatches, f"{len(mismatches)} texts differ, e.g. {texts[mismatches[0]][:200]!r}"
