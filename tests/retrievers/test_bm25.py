@@ -132,6 +132,25 @@ def test_streamed_build_in_many_blocks_is_bitwise_rank_bm25(make_chunks, storage
             np.testing.assert_array_equal(retriever._backend.scores(query), reference.get_scores(query))
 
 
+def test_queries_scored_in_small_batches_rank_as_rank_bm25(make_chunks, storage, monkeypatch):
+    """Batches of at most 7 postings read (a query reading more is a batch of its own); depth 30 over
+    25 documents, so rows with fewer than k positive scores are filled with the zero scores."""
+    monkeypatch.setattr(SparseBM25, "BATCH_POSTINGS", 7)
+    rng = np.random.default_rng(11)
+    words = [f"w{i}" for i in range(30)]
+    corpus = [list(rng.choice(words, size=rng.integers(1, 15))) for _ in range(25)]
+    ids = [f"d{i:03d}" for i in range(len(corpus))]
+    queries = [list(rng.choice(words + ["oov"], size=rng.integers(0, 6))) for _ in range(40)]
+    retriever = build_retriever("okapi", "bm25", NO_STOPWORDS)
+    retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), storage)
+    reference = reference_model("okapi", corpus, 1.5, 0.75, 0.25)
+    for k in (3, 30):
+        for query, ranking in zip(queries, retriever.search([" ".join(query) for query in queries], k)):
+            expected = reference.get_scores(query).astype(np.float32)
+            order = sorted(range(len(ids)), key=lambda i: (expected[i], ids[i]), reverse=True)[:k]
+            assert ranking.chunk_ids == [ids[i] for i in order] and ranking.scores == expected[order].tolist()
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     scores=st.lists(st.sampled_from([0.0, 0.0, 0.0, -1.0, 0.5, 1.0, 1.0, 2.0, 3.5]), min_size=1, max_size=40),
@@ -162,6 +181,10 @@ class CountingTokenizer:
     def __call__(self, text):
         self.calls += 1
         return self.tokenizer(text)
+
+    def many(self, texts):
+        self.calls += len(texts)
+        return self.tokenizer.many(texts)
 
     def encode(self, texts, vocabulary):
         self.calls += len(texts)
