@@ -16,9 +16,8 @@ corpus vocabulary contribute 0. Variants (rank-bm25 0.2.2, ``rank_bm25.py``):
 
 BM25+ gives every document idf * delta for a query term it lacks (tf = 0), as rank-bm25 does. Backends (``backend:``): ``sparse`` (default) precomputes score(t, d) for every posting of a
 scipy CSC matrix with the same floating-point expressions as rank-bm25, and adds the postings of
-each query token in query order — all queries of a search at once, as one sparse product of a
-queries x terms matrix with the terms x documents postings, then the top k of each row — so its
-scores are *bitwise equal* to rank-bm25's; ``rank_bm25``
+each query token in query order — all queries of a search at once, in a compiled kernel
+(:mod:`rag.retrievers.bm25_kernel`) — so its scores are *bitwise equal* to rank-bm25's; ``rank_bm25``
 wraps the library itself (the reference; not cached, slow). Both rank with
 :func:`rag.retrievers.ranking.top_k_indices` (float32 score desc, chunk id desc: the one tie rule).
 
@@ -28,7 +27,6 @@ empty document with b = 1 scores 0 where rank-bm25 gives NaN.
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import math
@@ -47,6 +45,7 @@ from rag.io_utils import atomic_write_json, naming_path
 from rag.progress import progress
 from rag.registry import Registry
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
+from rag.retrievers.bm25_kernel import top_k_many
 from rag.retrievers.index_cache import IndexDir, index_key
 from rag.retrievers.ranking import ranking_scores, sorted_by_id, top_k_indices
 from rag.retrievers.tokenizers import Tokenizer, TokenizerParams, Vocabulary, make_tokenizer
@@ -203,7 +202,6 @@ class SparseBM25(BM25Backend):
 
     BLOCK_TEXTS: ClassVar[int] = 4096
     SCORE_SLICE: ClassVar[int] = 1 << 22
-    BATCH_POSTINGS: ClassVar[int] = 1 << 22
 
     def __init__(self) -> None:
         self._postings: scipy.sparse.csc_matrix | None = None
@@ -285,67 +283,38 @@ class SparseBM25(BM25Backend):
         self._postings, self._zero_tf_scores = postings, zero_tf_scores
         self._vocabulary = {term: i for i, term in enumerate(terms)}
 
-    def _query_matrix(self, queries: list[list[str]]) -> scipy.sparse.csr_matrix:
-        """Queries x terms: one entry 1.0 per query token in the vocabulary, in query order, repeats
-        kept as separate entries (not summed, not sorted)."""
-        columns = [[self._vocabulary[token] for token in query if token in self._vocabulary] for query in queries]
-        indptr = np.cumsum([0] + [len(query_columns) for query_columns in columns])
-        indices = np.fromiter(itertools.chain.from_iterable(columns), dtype=np.int32, count=int(indptr[-1]))
-        return scipy.sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(queries), self._postings.shape[1]))
-
-    def _score_rows(self, queries: list[list[str]]) -> scipy.sparse.csr_matrix:
-        """Queries x documents, the scores of the documents each query touches (an exact 0 is left
-        out), with the indices of each row sorted. The product with the term x document postings
-        (``csr_matmat``) adds, for each document, 1.0 x score(t, d) for each query entry in row order,
-        starting from 0: rank-bm25's sum over the query tokens in query order, bit for bit, for
-        variants whose tf = 0 score is 0 (okapi, bm25l)."""
-        rows = self._query_matrix(queries) @ self._postings.T
-        rows.sort_indices()
-        return rows
-
     def scores(self, query_tokens: list[str]) -> np.ndarray:
-        if not self._zero_tf_scores.any():
-            return self._score_rows([query_tokens]).toarray()[0]
         postings = self._postings
         indptr, rows, values = postings.indptr, postings.indices, postings.data
         scores = np.zeros(postings.shape[0])
-        for token in query_tokens:  # every document gets each term's tf = 0 score, as in rank-bm25's dense loop
+        for token in query_tokens:
             term = self._vocabulary.get(token)
-            if term is not None:
-                contribution = np.full(postings.shape[0], self._zero_tf_scores[term])
-                contribution[rows[indptr[term] : indptr[term + 1]]] = values[indptr[term] : indptr[term + 1]]
+            if term is None:
+                continue
+            start, end = indptr[term], indptr[term + 1]
+            zero_tf_score = self._zero_tf_scores[term]
+            if zero_tf_score == 0.0:
+                scores[rows[start:end]] += values[start:end]
+            else:  # every document gets the term's tf = 0 score, as in rank-bm25's dense loop
+                contribution = np.full(postings.shape[0], zero_tf_score)
+                contribution[rows[start:end]] = values[start:end]
                 scores += contribution
         return scores
 
     def top_k(self, queries: list[list[str]], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """All queries scored together (:meth:`_score_rows`, in batches of at most
-        :data:`BATCH_POSTINGS` postings read), then the top k of each row: among its positive scores
-        when it has at least k of them, else over every document (the others score 0)."""
-        if self._zero_tf_scores.any():
+        """All queries at once in the compiled kernel (:mod:`rag.retrievers.bm25_kernel`) when every
+        tf = 0 score is 0; a query with fewer than k positive scores is ranked over every document."""
+        if self._zero_tf_scores.any() or k <= 0:
             return super().top_k(queries, k)
-        lengths = np.diff(self._postings.indptr)
-        reads = [sum(int(lengths[self._vocabulary[t]]) for t in query if t in self._vocabulary) for query in queries]
-        best: list[tuple[np.ndarray, np.ndarray]] = []
-        start = 0
-        while start < len(queries):
-            stop, total = start + 1, reads[start]
-            while stop < len(queries) and total + reads[stop] <= self.BATCH_POSTINGS:
-                total, stop = total + reads[stop], stop + 1
-            rows = self._score_rows(queries[start:stop])
-            values = ranking_scores(rows.data)
-            for row in range(stop - start):
-                begin, end = rows.indptr[row], rows.indptr[row + 1]
-                documents, scores = rows.indices[begin:end], values[begin:end]
-                positive = np.flatnonzero(scores > 0)
-                if len(positive) >= k:
-                    top = positive[top_k_indices(scores[positive], k)]
-                    best.append((documents[top].astype(np.int64), scores[top]))
-                else:
-                    dense = np.zeros(rows.shape[1], dtype=np.float32)
-                    dense[documents] = scores
-                    top = top_k_indices(dense, k)
-                    best.append((top, dense[top]))
-            start = stop
+        postings = self._postings
+        terms = [[self._vocabulary[token] for token in query if token in self._vocabulary] for query in queries]
+        documents, scores, counts = top_k_many(postings.indptr, postings.indices, postings.data, postings.shape[0], terms, k)
+        best = []
+        for i, query in enumerate(queries):
+            if counts[i] == k:
+                best.append((documents[i], scores[i]))
+            else:
+                best.extend(super().top_k([query], k))
         return best
 
 
