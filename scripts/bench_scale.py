@@ -8,7 +8,8 @@ size in a fresh process (so memory baselines are clean):
 - ``load``/``chunk``: reading N documents from a JSONL.gz file and chunking them (the project's
   loader and chunker; skipped above ``--chunking-max``);
 - ``bm25``: index build (default tokenizer), cached index load, top-10 query time over ``--queries``
-  queries drawn from the same word frequencies, index size on disk and in memory;
+  queries drawn from the same word frequencies, index size on disk and in memory, and the same
+  queries' time with rank-bm25-rs on the same tokens and our ratio (up to ``--peer-max``);
 - ``chroma``: adding N vectors to a persistent Chroma collection (our ``ChromaStore``), top-10 query
   time, size on disk (skipped above ``--chroma-max``);
 - ``eval``: ``evaluation.evaluate_run`` of 4 methods x ``--questions`` questions (top-10 over the N
@@ -140,7 +141,7 @@ def stage_load(size: int, synthetic: Synthetic, work: Path, results: dict) -> No
     results["chunks_per_doc"] = len(chunks) / size
 
 
-def stage_bm25(size: int, synthetic: Synthetic, work: Path, results: dict, n_queries: int) -> None:
+def stage_bm25(size: int, synthetic: Synthetic, work: Path, results: dict, n_queries: int, peer_max: int) -> None:
     from rag.retrievers import IndexStorage, build_retriever
     from rag.types import Chunk
 
@@ -164,6 +165,29 @@ def stage_bm25(size: int, synthetic: Synthetic, work: Path, results: dict, n_que
         cached.search(queries[first : first + 256], 10)
     results["bm25_query_ms"] = 1000 * (time.perf_counter() - start) / len(queries)
     results["bm25_query_cpu_ms"] = 1000 * (time.process_time() - start_cpu) / len(queries)
+    if size <= peer_max:
+        bm25_peer(cached, [chunk.text for chunk in chunks], queries, results)
+
+
+def bm25_peer(ours, texts: list[str], queries: list[str], results: dict) -> None:
+    """The fastest peer, rank-bm25-rs (Rust, all cores), on our tokens (each distinct token one
+    string object): query time from texts to top-10 (our tokenizer, our tie rule), and our ratio."""
+    import rank_bm25_rs
+
+    from rag.retrievers.bm25 import top_k_positive_first
+    from rag.retrievers.ranking import ranking_scores
+
+    canonical: dict[str, str] = {}
+    tokens = [[canonical.setdefault(t, t) for t in text_tokens]
+              for first in range(0, len(texts), 4096) for text_tokens in ours.tokenizer.many(texts[first : first + 4096])]
+    peer = rank_bm25_rs.BM25Okapi(tokens)
+    del tokens, canonical
+    start = time.perf_counter()
+    for first in range(0, len(queries), 16):  # 16 dense score rows at a time
+        for row in peer.get_scores_many(ours.tokenizer.many(queries[first : first + 16])):
+            top_k_positive_first(ranking_scores(row), 10)
+    results["bm25_rs_query_ms"] = 1000 * (time.perf_counter() - start) / len(queries)
+    results["bm25_ours_vs_rs"] = results["bm25_rs_query_ms"] / results["bm25_query_ms"]
 
 
 def stage_chroma(size: int, work: Path, results: dict, n_queries: int) -> None:
@@ -249,7 +273,7 @@ def run_one(size: int, stages: list[str], args: argparse.Namespace) -> dict:
         if "load" in stages and size <= args.chunking_max:
             stage_load(size, synthetic, work, results)
         if "bm25" in stages:
-            stage_bm25(size, synthetic, work, results, args.queries)
+            stage_bm25(size, synthetic, work, results, args.queries, args.peer_max)
         if "chroma" in stages and size <= args.chroma_max:
             stage_chroma(size, work, results, args.queries)
         if "eval" in stages:
@@ -288,6 +312,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=10_000, help="questions evaluated per method")
     parser.add_argument("--chroma-max", type=int, default=100_000, help="largest size given to Chroma")
     parser.add_argument("--chunking-max", type=int, default=100_000, help="largest size loaded and chunked")
+    parser.add_argument("--peer-max", type=int, default=1_000_000, help="largest size given to rank-bm25-rs")
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # internal: one size, JSON on stdout
     args = parser.parse_args()
@@ -302,7 +327,8 @@ def main() -> None:
     for size in (int(s.replace("_", "")) for s in args.sizes.split(",")):
         command = [sys.executable, __file__, "--one", str(size), "--stages", ",".join(stages),
                    "--queries", str(args.queries), "--questions", str(args.questions),
-                   "--chroma-max", str(args.chroma_max), "--chunking-max", str(args.chunking_max)]
+                   "--chroma-max", str(args.chroma_max), "--chunking-max", str(args.chunking_max),
+                   "--peer-max", str(args.peer_max)]
         done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
         rows.append(json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))[7:]))
         print(f"size {size:,}: done", file=sys.stderr, flush=True)

@@ -9,8 +9,9 @@ documents, those with a positive float32 score are ranked by the one tie rule
 followed by the documents scoring 0 (untouched, or rounded to 0), index descending. A query that
 would still need negative scores (possible only with negative idf) is left short, for the caller.
 
-Queries are split into one contiguous share per thread (``prange``); each thread reuses one
-score buffer, cleared through the touched documents only. Compiled once per machine (``cache=True``).
+Queries run one after another with one score buffer, cleared through the touched documents only;
+a search reading many postings (:data:`PARALLEL_POSTINGS`) is split into one contiguous share of
+queries per thread (``prange``). Compiled once per machine (``cache=True``).
 """
 
 from __future__ import annotations
@@ -91,23 +92,31 @@ def _one_query(indptr, rows, values, terms, k, buffer, marked, touched, heap_sco
     return count
 
 
+@njit(cache=True)
+def _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, first, stop, docs, scores, counts) -> None:
+    """Queries ``first`` to ``stop``, one after another, with one score buffer."""
+    buffer = np.zeros(n_docs, dtype=np.float64)
+    marked = np.zeros(n_docs, dtype=np.bool_)
+    touched = np.empty(n_docs, dtype=np.int64)
+    heap_scores = np.empty(k, dtype=np.float32)
+    heap_docs = np.empty(k, dtype=np.int64)
+    for query in range(first, stop):
+        terms = query_terms[query_starts[query] : query_starts[query + 1]]
+        counts[query] = _one_query(indptr, rows, values, terms, k, buffer, marked, touched, heap_scores, heap_docs,
+                                   docs[query], scores[query])
+
+
 @njit(cache=True, parallel=True)
-def _top_k(indptr, rows, values, n_docs, query_terms, query_starts, k, n_shares):
+def _top_k_parallel(indptr, rows, values, n_docs, query_terms, query_starts, k, n_shares, docs, scores, counts) -> None:
     n_queries = len(query_starts) - 1
-    docs = np.empty((n_queries, k), dtype=np.int64)
-    scores = np.empty((n_queries, k), dtype=np.float32)
-    counts = np.zeros(n_queries, dtype=np.int64)
     for share in prange(n_shares):
-        buffer = np.zeros(n_docs, dtype=np.float64)
-        marked = np.zeros(n_docs, dtype=np.bool_)
-        touched = np.empty(n_docs, dtype=np.int64)
-        heap_scores = np.empty(k, dtype=np.float32)
-        heap_docs = np.empty(k, dtype=np.int64)
-        for query in range(share * n_queries // n_shares, (share + 1) * n_queries // n_shares):
-            terms = query_terms[query_starts[query] : query_starts[query + 1]]
-            counts[query] = _one_query(indptr, rows, values, terms, k, buffer, marked, touched, heap_scores, heap_docs,
-                                       docs[query], scores[query])
-    return docs, scores, counts
+        _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, share * n_queries // n_shares,
+                     (share + 1) * n_queries // n_shares, docs, scores, counts)
+
+
+#: Postings a search must read before its queries are shared among threads: waking a thread pool
+#: costs more than small searches take (measured: 10x slower at 10k chunks on a loaded 2-core machine).
+PARALLEL_POSTINGS = 1 << 24
 
 
 def top_k_many(indptr: np.ndarray, rows: np.ndarray, values: np.ndarray, n_docs: int,
@@ -116,5 +125,14 @@ def top_k_many(indptr: np.ndarray, rows: np.ndarray, values: np.ndarray, n_docs:
     ``counts[i]`` valid), their float32 scores, and ``counts``."""
     starts = np.cumsum([0] + [len(query) for query in queries]).astype(np.int64)
     terms = np.fromiter((term for query in queries for term in query), dtype=np.int64, count=int(starts[-1]))
-    shares = max(1, min(get_num_threads(), len(queries)))
-    return _top_k(indptr, rows, values, n_docs, terms, starts, max(k, 1), shares)
+    k = max(k, 1)
+    docs = np.empty((len(queries), k), dtype=np.int64)
+    scores = np.empty((len(queries), k), dtype=np.float32)
+    counts = np.zeros(len(queries), dtype=np.int64)
+    reads = int(np.diff(indptr)[terms].sum())
+    shares = min(get_num_threads(), len(queries)) if reads >= PARALLEL_POSTINGS else 1
+    if shares > 1:
+        _top_k_parallel(indptr, rows, values, n_docs, terms, starts, k, shares, docs, scores, counts)
+    else:
+        _top_k_share(indptr, rows, values, n_docs, terms, starts, k, 0, len(queries), docs, scores, counts)
+    return docs, scores, counts

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag.errors import BenchError, ConfigError
-from rag.retrievers import IndexStorage, build_retriever
+from rag.retrievers import IndexStorage, bm25_kernel, build_retriever
 from rag.retrievers.bm25 import SparseBM25, top_k_positive_first
 from rag.retrievers.ranking import top_k_indices
 from rag.retrievers.index_cache import COMPLETE_MARKER
@@ -132,9 +132,11 @@ def test_streamed_build_in_many_blocks_is_bitwise_rank_bm25(make_chunks, storage
             np.testing.assert_array_equal(retriever._backend.scores(query), reference.get_scores(query))
 
 
-def test_many_queries_rank_as_rank_bm25(make_chunks, storage):
-    """40 queries at once (the compiled kernel, one share per thread); at depth 30 over 25 documents
-    every query has fewer than k positive scores, so the zero scores fill its ranking."""
+@pytest.mark.parametrize("parallel_postings", [0, bm25_kernel.PARALLEL_POSTINGS])
+def test_many_queries_rank_as_rank_bm25(make_chunks, storage, monkeypatch, parallel_postings):
+    """40 queries at once in the compiled kernel, shared among threads or not; at depth 30 over 25
+    documents every query has fewer than k positive scores, so the zero scores fill its ranking."""
+    monkeypatch.setattr(bm25_kernel, "PARALLEL_POSTINGS", parallel_postings)
     rng = np.random.default_rng(11)
     words = [f"w{i}" for i in range(30)]
     corpus = [list(rng.choice(words, size=rng.integers(1, 15))) for _ in range(25)]
