@@ -37,7 +37,7 @@ from rag.errors import BenchError
 from rag.generation.config import BackoffSettings, http_url, key_variable_name
 from rag.generation.llm import NO_KEY_PLACEHOLDER, ClientFactory, default_client_factory, endpoint_api_key
 from rag.generation.retry import Backoff, RequestFailure, classify, retrying
-from rag.models import resolve_embedding_model
+from rag.models import quiet_thread_pools, resolve_embedding_model
 from rag.progress import library_bars_enabled
 from rag.registry import Registry
 from rag.secrets import Redactor
@@ -49,13 +49,16 @@ def resolve_device(device: str) -> str:
     """``auto`` -> ``cuda`` when a CUDA GPU is available, else ``cpu``; anything else as given."""
     if device != "auto":
         return device
+    quiet_thread_pools()
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def load_sentence_transformer(model: str, device: str = "auto"):
-    """A SentenceTransformer loaded offline (packaged MiniLM, a local path, or the local HF cache)."""
+    """A SentenceTransformer loaded offline (packaged MiniLM, a local path, or the local HF cache), with
+    idle OpenMP threads sleeping (:func:`rag.models.quiet_thread_pools`)."""
+    quiet_thread_pools()
     from sentence_transformers import SentenceTransformer
 
     if not library_bars_enabled():  # transformers' "Loading weights" bar follows our progress mode
