@@ -99,6 +99,8 @@ TAIL = (
 )
 #: A piece: a maximal run of characters that are not white space for ``regex`` (NLTK's ``\s+``).
 _PIECE = regex.compile(r"\S+")
+#: What a tail rule needs in an ASCII piece (see :func:`resolve`).
+_TAIL_TRIGGER = re.compile("'|cannot|gimme|gonna|gotta|lemme|wanna")
 #: The only characters ``str.split`` takes for white space and ``regex`` does not.
 _STR_ONLY_SPACE = regex.compile("[\x1c-\x1f]")
 
@@ -141,11 +143,26 @@ def cut(texts: list[str]) -> list[list[str]]:
 
 
 def resolve(pieces: list[str]) -> list[list[str]]:
-    """The tokens of each piece (:data:`TAIL` applied with a space on each side, then split)."""
+    """The tokens of each piece (:data:`TAIL` applied with a space on each side, then split).
+
+    An ASCII piece that :data:`_TAIL_TRIGGER` does not find is left alone by every tail rule (each
+    needs an apostrophe or one of those words; lower-cased ASCII has no other case variants): its
+    tokens are ``piece.split()`` (``str.split`` also splits at \\x1c-\\x1f)."""
     if not pieces:
         return []
-    if any(SENTENCE_SEP in piece for piece in pieces):
+    tokens: list[list[str]] = [[]] * len(pieces)
+    changing = []
+    for i, piece in enumerate(pieces):
+        if piece.isascii() and not _TAIL_TRIGGER.search(piece):
+            tokens[i] = piece.split()
+        else:
+            changing.append(i)
+    if any(SENTENCE_SEP in pieces[i] for i in changing):
         rules = _compiled(TAIL, False)
-        return [_apply(rules, f" {piece} ").split() for piece in pieces]
-    joined = _apply(_compiled(TAIL, True), " " + f" {SENTENCE_SEP} ".join(pieces) + " ")
-    return [part.split() for part in joined.split(SENTENCE_SEP)]
+        for i in changing:
+            tokens[i] = _apply(rules, f" {pieces[i]} ").split()
+    elif changing:
+        joined = _apply(_compiled(TAIL, True), " " + f" {SENTENCE_SEP} ".join(pieces[i] for i in changing) + " ")
+        for i, part in zip(changing, joined.split(SENTENCE_SEP)):
+            tokens[i] = part.split()
+    return tokens

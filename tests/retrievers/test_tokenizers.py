@@ -91,7 +91,7 @@ def nltk_seed003(text: str) -> list[str]:
 #: and the characters the fast tokenizer uses to join texts (\x00, \x01).
 NLTK_FRAGMENTS = st.sampled_from(
     list("\"'`«»“”‘’„.,:;!?()[]{}<>-‒–—―*@#$%&\n\t \x00\x01\x1c\x85\u00a0\u2009İΣſKaZ9_")
-    + ["''", "``", "n't", "N'T", "'s", "'ll", "'re", "cannot", "gonna", "wanna", "gimme", "'tis", "'twas",
+    + ["''", "``", "n't", "N'T", "'s", "'ll", "'re", "cannot", "gonna", "wanna", "gimme", "gotta", "lemme", "'tis", "'twas",
        "more'n", "d'ye", "...", "--", "Dr.", "3.5", "x.", ". ", "! ", "? "]
 )
 NLTK_TEXTS = st.lists(st.lists(NLTK_FRAGMENTS | st.characters(codec="utf-8"), max_size=30).map("".join), max_size=6)
