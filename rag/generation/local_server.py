@@ -30,6 +30,7 @@ from pathlib import Path
 import httpx
 
 from rag.errors import BenchError
+from rag.models import quiet_thread_pools
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,7 @@ class ManagedLlamaServer:
             self._process = subprocess.Popen(
                 self.command(), stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
                 start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                env=quiet_thread_pools(dict(os.environ)),  # llama.cpp's OpenMP threads sleep when idle
             )
         log.info("started llama.cpp server (pid %d) on %s", self._process.pid, self.base_url)
         try:

@@ -56,10 +56,13 @@ def assert_stopped(pid: int) -> None:
         os.killpg(pid, 0)  # the whole process group is gone
 
 
-def test_smollm2_answers_from_context_and_the_server_is_stopped(tmp_path):
+def test_smollm2_answers_from_context_and_the_server_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     with build_generator(config(), tmp_path) as generator:
         pid, base_url = generator.server.pid, generator.server.base_url
         assert models_answer(base_url)
+        environment = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+        assert b"OMP_WAIT_POLICY=PASSIVE" in environment  # llama.cpp's idle OpenMP threads sleep
         results = generator.generate(requests())
     assert_stopped(pid)
     assert not models_answer(base_url)
