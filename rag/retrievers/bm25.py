@@ -45,7 +45,6 @@ from rag.io_utils import atomic_write_json, naming_path
 from rag.progress import progress
 from rag.registry import Registry
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
-from rag.retrievers.bm25_kernel import top_k_many
 from rag.retrievers.index_cache import IndexDir, index_key
 from rag.retrievers.ranking import ranking_scores, sorted_by_id, top_k_indices
 from rag.retrievers.tokenizers import Tokenizer, TokenizerParams, Vocabulary, make_tokenizer
@@ -306,6 +305,8 @@ class SparseBM25(BM25Backend):
         tf = 0 score is 0; a query with fewer than k positive scores is ranked over every document."""
         if self._zero_tf_scores.any() or k <= 0:
             return super().top_k(queries, k)
+        from rag.retrievers.bm25_kernel import top_k_many  # numba loads in about 1 s: only when searching
+
         postings = self._postings
         terms = [[self._vocabulary[token] for token in query if token in self._vocabulary] for query in queries]
         documents, scores, counts = top_k_many(postings.indptr, postings.indices, postings.data, postings.shape[0], terms, k)
