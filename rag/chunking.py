@@ -1,4 +1,4 @@
-"""Sentence-aware chunking of documents to a token budget, with overlap.
+"""Sentence-aware, heading-aware chunking of documents to a token budget, with overlap.
 
 Tokens are counted with the embedding model's own (fast) tokenizer, so a chunk never exceeds what
 the embedder reads and nothing is silently truncated. The default budget is 254 word pieces:
@@ -6,26 +6,39 @@ all-MiniLM-L6-v2 reads at most 256 (its ``max_seq_length``), two of which are ``
 
 Algorithm, per document:
 
-1. split into sentences (:mod:`rag.data.sentences`); each is a character span of the document;
-2. count each sentence's tokens from one tokenization of the whole document (offset mapping); a
-   sentence longer than ``max_tokens`` is cut into pieces at word starts (at token boundaries only
-   for a single word longer than the budget);
-3. pack pieces greedily into chunks of at most ``max_tokens``; a new chunk starts with the trailing
-   whole sentences of the previous chunk that fit in ``overlap_tokens`` (overlap), dropping carried
-   sentences from the front if the next sentence would not fit otherwise;
-4. a last chunk shorter than ``min_tokens`` is merged into the previous one when the result fits;
+1. split into sections at Markdown headings (:mod:`rag.data.sections`; ``headings: false``: one
+   section). No chunk crosses a section boundary, except by this rule: a section of fewer than
+   ``min_tokens`` tokens (a heading with no text of its own, say) is joined to the next section, and
+   a short last section to the previous one;
+2. split each section into sentences (:mod:`rag.data.sentences`); each is a character span of the
+   document (a sentence of more than :data:`SPAN_CHARS` characters is first cut at white space);
+3. count each sentence's tokens from its own tokenization (offset mapping), sentences tokenized in
+   batches of at most :data:`TOKENIZE_CHARS` characters, so memory is bounded by a batch, not by
+   the document (a WordPiece tokenizer splits at white space first, so these are the tokens of the
+   whole document); a sentence longer than ``max_tokens`` is cut into pieces at word starts (at
+   token boundaries only for a single word longer than the budget);
+4. pack a section's pieces greedily into chunks of at most ``max_tokens``; a new chunk starts with the
+   trailing whole sentences of the previous chunk that fit in ``overlap_tokens`` (overlap), dropping
+   carried sentences from the front if the next sentence would not fit otherwise;
+5. a last chunk shorter than ``min_tokens`` is merged into the previous one when the result fits;
    a document shorter than ``min_tokens`` is kept as one chunk (nothing is ever dropped).
 
 A chunk's text is the verbatim slice of the document from its first sentence's start to its last
-sentence's end. Its id is ``f"{doc_id}#{position}"`` (position 0, 1, ... within the document), and
-``Chunk.url`` is the document URL (the chunk -> URL mapping used by URL-level metrics). Every chunk
-is re-tokenized at the end and ``n_tokens`` is that exact count (special tokens excluded).
+sentence's end; with ``section_prefix`` it is preceded by the chunk's section label and a blank line
+(a contextual chunk header, at most a quarter of ``max_tokens``; the text's budget shrinks by its
+tokens). ``Chunk.section`` is that label, ``"Title › Section › Subsection"``, in either case. Its id is
+``f"{doc_id}#{position}"`` (position 0, 1, ... within the document), and ``Chunk.url`` is the document
+URL (the chunk -> URL mapping used by URL-level metrics). Every chunk is re-tokenized at the end and
+``n_tokens`` is that exact count (special tokens excluded).
+
+Documents without heading lines (the bundled Wikipedia summaries) are chunked exactly as before
+headings existed; the chunk cache is keyed by every setting (``ChunkingConfig.model_dump_json``), so
+``headings`` and ``section_prefix`` can be swept like the sizes.
 """
 
 from __future__ import annotations
 
 import json
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +46,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, model_validator
 
+from rag.data.sections import Section, section_label, sections
 from rag.data.sentences import sentence_spans
 from rag.errors import BenchError, ConfigError
 from rag.models import DEFAULT_EMBEDDING_MODEL, load_tokenizer, resolve_embedding_model
@@ -50,6 +64,10 @@ class ChunkingConfig(ConfigModel):
     overlap_tokens: int = Field(50, ge=0, description="at most this many tokens of whole sentences repeated")
     min_tokens: int = Field(20, ge=0, description="a shorter last chunk is merged into the previous one")
     tokenizer: str = Field(DEFAULT_EMBEDDING_MODEL, description="embedding model name or path")
+    headings: bool = Field(True, description="no chunk crosses a Markdown heading: documents are chunked section by section")
+    section_prefix: bool = Field(
+        False, description="prepend the chunk's section label ('Title › Section › Subsection') and a blank line to "
+                           "its text (contextual chunk headers); the label's tokens count against max_tokens")
 
     @model_validator(mode="after")
     def _check_sizes(self) -> ChunkingConfig:
@@ -60,10 +78,12 @@ class ChunkingConfig(ConfigModel):
         return self
 
 
-TOKENIZE_BATCH = 1024  # documents (or chunks) per call of the fast tokenizer
+TOKENIZE_BATCH = 1024  # chunks per call of the fast tokenizer when they are recounted
+TOKENIZE_CHARS = 1 << 20  # characters of sentences per call of the fast tokenizer
+SPAN_CHARS = 1 << 15  # a longer sentence is cut at white space before it is tokenized
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Piece:
     """A sentence (or part of an over-long sentence): a character span and its token count."""
 
@@ -85,46 +105,41 @@ def embedder_token_limit(tokenizer: Any, model: str) -> int:
     return limit
 
 
-def _word_starts(text: str, offsets: Sequence[tuple[int, int]]) -> list[bool]:
-    return [start == 0 or text[start - 1].isspace() for start, _ in offsets]
-
-
-def _sentence_pieces(
-    text: str, span: tuple[int, int], offsets: Sequence[tuple[int, int]],
-    token_starts: list[int], word_start: list[bool], max_tokens: int,
-) -> list[_Piece]:
-    """One piece for a sentence within budget; else pieces cut at word starts (token boundaries)."""
-    first, last = bisect_left(token_starts, span[0]), bisect_left(token_starts, span[1])
-    if last - first <= max_tokens:
-        return [_Piece(span[0], span[1], last - first)]
+def _sentence_pieces(text: str, span: tuple[int, int], offsets: Sequence[tuple[int, int]], max_tokens: int) -> list[_Piece]:
+    """One piece for a sentence within budget; else pieces cut at word starts (token boundaries).
+    ``offsets`` are the sentence's own tokens' character offsets (relative to its start)."""
+    base, n = span[0], len(offsets)
+    if n <= max_tokens:
+        return [_Piece(span[0], span[1], n)]
+    word_start = [start == 0 or text[base + start - 1].isspace() for start, _ in offsets] + [True]
     pieces = []
-    begin = first
-    while begin < last:
-        stop = min(begin + max_tokens, last)
-        if stop < last:
-            cut = next((i for i in range(stop, begin, -1) if word_start[i]), stop)
-            stop = cut
-        end_char = span[1] if stop == last else offsets[stop - 1][1]
-        start_char = span[0] if begin == first else offsets[begin][0]
+    begin = 0
+    while begin < n:
+        stop = min(begin + max_tokens, n)
+        if stop < n:
+            stop = next((i for i in range(stop, begin, -1) if word_start[i]), stop)
+        end_char = span[1] if stop == n else base + offsets[stop - 1][1]
+        start_char = span[0] if begin == 0 else base + offsets[begin][0]
         pieces.append(_Piece(start_char, end_char, stop - begin))
         begin = stop
     return pieces
 
 
-def _pack(pieces: list[_Piece], config: ChunkingConfig) -> list[list[_Piece]]:
-    """Greedy packing with sentence overlap and tail merging (steps 3 and 4 of the module doc)."""
+def _pack(pieces: list[_Piece], config: ChunkingConfig, max_tokens: int) -> list[list[_Piece]]:
+    """Greedy packing into ``max_tokens`` with sentence overlap and tail merging (steps 3 and 4 of the
+    module doc)."""
     chunks: list[list[_Piece]] = []
     current: list[_Piece] = []
     carried = 0  # how many leading pieces of ``current`` repeat the previous chunk
     for piece in pieces:
-        if current and sum(p.n_tokens for p in current) + piece.n_tokens > config.max_tokens:
+        if current and sum(p.n_tokens for p in current) + piece.n_tokens > max_tokens:
             chunks.append(current)
             overlap: list[_Piece] = []
             for previous in reversed(current):
                 if sum(p.n_tokens for p in overlap) + previous.n_tokens > config.overlap_tokens:
                     break
                 overlap.insert(0, previous)
-            while overlap and sum(p.n_tokens for p in overlap) + piece.n_tokens > config.max_tokens:
+            while overlap and sum(p.n_tokens for p in overlap) + piece.n_tokens > max_tokens:
                 overlap.pop(0)
             current, carried = overlap, len(overlap)
         current.append(piece)
@@ -132,7 +147,7 @@ def _pack(pieces: list[_Piece], config: ChunkingConfig) -> list[list[_Piece]]:
         new_part = current[carried:]
         tail_tokens = sum(p.n_tokens for p in current)
         if chunks and tail_tokens < config.min_tokens and (
-            sum(p.n_tokens for p in chunks[-1]) + sum(p.n_tokens for p in new_part) <= config.max_tokens
+            sum(p.n_tokens for p in chunks[-1]) + sum(p.n_tokens for p in new_part) <= max_tokens
         ):
             chunks[-1] = chunks[-1] + new_part
         else:
@@ -169,32 +184,110 @@ def chunk_documents(
             f"tokens; the embedder would truncate chunks (use at most {window - specials})",
         )
     chunks: list[Chunk] = []
-    for document, offsets in progress_bar(
-        _offsets_in_batches(tokenizer, documents), total=len(documents), desc="chunking", unit="doc", enabled=progress
-    ):
-        text = document.text
-        token_starts = [start for start, _ in offsets]
-        word_start = _word_starts(text, offsets) + [True]
-        pieces = [
-            piece
-            for span in sentence_spans(text)
-            for piece in _sentence_pieces(text, span, offsets, token_starts, word_start, config.max_tokens)
-        ]
-        for position, group in enumerate(_pack(pieces, config)):
-            chunks.append(Chunk(
-                chunk_id=f"{document.doc_id}#{position}", doc_id=document.doc_id, url=document.url,
-                text=text[group[0].start:group[-1].end], position=position,
-                n_tokens=sum(p.n_tokens for p in group),
-            ))
+    for document in progress_bar(documents, total=len(documents), desc="chunking", unit="doc", enabled=progress):
+        chunks.extend(_document_chunks(document, config, tokenizer))
     return _recount(chunks, tokenizer, config.max_tokens)
 
 
-def _offsets_in_batches(tokenizer: Any, documents: Sequence[Document]):
-    """(document, its tokens' character offsets), tokenized :data:`TOKENIZE_BATCH` documents at a
-    time, so the offsets of the whole corpus never exist at once."""
-    for first in range(0, len(documents), TOKENIZE_BATCH):
-        batch = documents[first : first + TOKENIZE_BATCH]
-        yield from zip(batch, _tokenize(tokenizer, [document.text for document in batch], offsets=True)["offset_mapping"])
+def _document_chunks(document: Document, config: ChunkingConfig, tokenizer: Any) -> list[Chunk]:
+    """The chunks of one document: its sections' pieces packed section by section (steps 1-5)."""
+    text = document.text
+    chunks: list[Chunk] = []
+    for path, pieces in _section_groups(document, config, tokenizer):
+        label = section_label(document.title, path)
+        prefix = _prefix(label, tokenizer, config.max_tokens) if config.section_prefix else ""
+        prefix_tokens = _count(tokenizer, prefix) if prefix else 0
+        for group in _pack(pieces, config, config.max_tokens - prefix_tokens):
+            position = len(chunks)
+            chunks.append(Chunk(
+                chunk_id=f"{document.doc_id}#{position}", doc_id=document.doc_id, url=document.url,
+                text=prefix + text[group[0].start:group[-1].end], position=position,
+                n_tokens=prefix_tokens + sum(p.n_tokens for p in group), section=label,
+            ))
+    return chunks
+
+
+def _section_groups(document: Document, config: ChunkingConfig, tokenizer: Any) -> list[tuple[tuple[str, ...], list[_Piece]]]:
+    """(heading path, pieces) per section, a section of fewer than ``min_tokens`` tokens joined to the
+    next one (with the next one's path), a short last section to the previous one (with its path)."""
+    text = document.text
+    spans = sections(text) if config.headings else [Section(0, len(text), ())]
+    groups: list[tuple[tuple[str, ...], list[_Piece]]] = []
+    carried: list[_Piece] = []
+    budget = config.max_tokens - (_prefix_cap(config.max_tokens) if config.section_prefix else 0)
+    for section in spans:
+        pieces = carried + _pieces(text, section.start, section.end, tokenizer, budget)
+        if sum(p.n_tokens for p in pieces) < config.min_tokens:
+            carried = pieces
+            continue
+        groups.append((section.path, pieces))
+        carried = []
+    if carried:
+        if groups:
+            groups[-1] = (groups[-1][0], groups[-1][1] + carried)
+        else:
+            groups.append(((), carried))
+    return groups
+
+
+def _prefix_cap(max_tokens: int) -> int:
+    """Most tokens a contextual header takes: a quarter of the budget (the rest is for the text)."""
+    return max_tokens // 4
+
+
+def _prefix(label: str, tokenizer: Any, max_tokens: int) -> str:
+    """The contextual header of a chunk: its section label and a blank line, the label cut at a token
+    boundary so that the header fits :func:`_prefix_cap`."""
+    if not label:
+        return ""
+    offsets = _tokenize(tokenizer, [label], offsets=True)["offset_mapping"][0]
+    limit = _prefix_cap(max_tokens)
+    while len(offsets) > 0:
+        header = label[: offsets[-1][1]] + "\n\n"
+        if _count(tokenizer, header) <= limit:
+            return header
+        offsets = offsets[: min(len(offsets) - 1, limit)]
+    return ""
+
+
+def _count(tokenizer: Any, text: str) -> int:
+    return len(_tokenize(tokenizer, [text], offsets=False)["input_ids"][0])
+
+
+def _pieces(text: str, start: int, end: int, tokenizer: Any, max_tokens: int) -> list[_Piece]:
+    """The pieces of ``text[start:end]``: its sentences (a span of more than :data:`SPAN_CHARS`
+    characters first cut at white space), tokenized sentence by sentence in batches of at most
+    :data:`TOKENIZE_CHARS` characters, so memory stays proportional to a batch, not to the document."""
+    spans = [part for span in sentence_spans(text, start, end) for part in _bounded(text, span)]
+    pieces: list[_Piece] = []
+    first = 0
+    while first < len(spans):
+        last, size = first, 0
+        while last < len(spans) and (last == first or size + spans[last][1] - spans[last][0] <= TOKENIZE_CHARS):
+            size += spans[last][1] - spans[last][0]
+            last += 1
+        batch = spans[first:last]
+        encoded = _tokenize(tokenizer, [text[a:b] for a, b in batch], offsets=True)["offset_mapping"]
+        for span, offsets in zip(batch, encoded):
+            pieces.extend(_sentence_pieces(text, span, offsets, max_tokens))
+        first = last
+    return pieces
+
+
+def _bounded(text: str, span: tuple[int, int]) -> list[tuple[int, int]]:
+    """``span`` cut at white space into parts of at most :data:`SPAN_CHARS` characters (hard cuts
+    where a part holds no white space)."""
+    start, end = span
+    parts = []
+    while end - start > SPAN_CHARS:
+        cut = max(text.rfind(" ", start + 1, start + SPAN_CHARS), text.rfind("\t", start + 1, start + SPAN_CHARS))
+        cut = cut if cut > start else start + SPAN_CHARS
+        parts.append((start, cut))
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    parts.append((start, end))
+    return parts
 
 
 def _recount(chunks: list[Chunk], tokenizer: Any, max_tokens: int) -> list[Chunk]:
@@ -212,5 +305,5 @@ def _recount(chunks: list[Chunk], tokenizer: Any, max_tokens: int) -> list[Chunk
                 "merges text across white space; lower chunking.max_tokens"
             )
         result.append(chunk if count == chunk.n_tokens else Chunk(
-            chunk.chunk_id, chunk.doc_id, chunk.url, chunk.text, chunk.position, count))
+            chunk.chunk_id, chunk.doc_id, chunk.url, chunk.text, chunk.position, count, chunk.section))
     return result

@@ -22,6 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run (same config)")
     parser.add_argument("--skip-invalid", action="store_true",
                         help="skip invalid data records (counted in the manifest and report) instead of failing")
+    parser.add_argument("--strict", action="store_true",
+                        help="a files data set: an unreadable file is an error instead of skipped (dataset.strict)")
     return parser
 
 
@@ -33,7 +35,7 @@ def main(argv: Sequence[str], use_redactor) -> int:
         os.environ[PROGRESS_ENV] = "off"  # every bar of ours, and the libraries' (rag.progress); rag.cli restores it
     from rag.config import load_config  # imported here so `--help` stays fast
 
-    config = load_config(args.config, overrides_from_args(args))
+    config = load_config(args.config, [*overrides_from_args(args), *(["dataset.strict=true"] if args.strict else [])])
     redactor = use_redactor(Redactor.for_config(config))
     from rag.runner.pipeline import RunOptions, run_benchmark
     from rag.runner.summary import summary_text

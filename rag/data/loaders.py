@@ -10,6 +10,7 @@ an error naming the config key.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,9 @@ class Dataset:
 
     ``skipped`` counts skipped records by problem kind (empty when nothing was skipped) and
     ``skipped_examples`` holds the first few as ``"file:line: problem"``; ``source_files`` lists every
-    file read, for hashing in the run manifest.
+    file read, for hashing in the run manifest, where files under ``source_root`` are named relative
+    to it. A folder of files (:mod:`rag.data.files`) sets ``files_read`` and ``files_skipped``; its
+    skipped files are counted in ``skipped`` and listed in ``skipped_examples`` like bad records.
     """
 
     name: str
@@ -39,6 +42,9 @@ class Dataset:
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_examples: list[str] = field(default_factory=list)
     source_files: list[Path] = field(default_factory=list)
+    source_root: Path | None = None
+    files_read: int | None = None
+    files_skipped: int = 0
 
 
 class DatasetLoader(ABC):
@@ -86,18 +92,21 @@ def load_jsonl_files(
     return Dataset(name, documents, question_sets, source_files=[corpus_path, *question_paths.values()])
 
 
+def questions_files(questions: Path | Mapping[str, Path], base_dir: Path) -> dict[str, Path]:
+    """Set name -> question file of a ``questions`` setting: one file is the set named after its stem."""
+    if isinstance(questions, Path):
+        return {questions.stem.removesuffix(".jsonl"): require_file(resolve_path(questions, base_dir), "dataset.questions")}
+    return {set_name: require_file(resolve_path(path, base_dir), f"dataset.questions.{set_name}")
+            for set_name, path in questions.items()}
+
+
 @DATASET_LOADERS.register("jsonl")
 class JsonlLoader(DatasetLoader):
     """Our JSONL format; a single questions file becomes the set named after its file stem."""
 
     def load(self, config: JsonlDatasetConfig, base_dir: Path, problems: ProblemLog) -> Dataset:
         corpus = require_file(resolve_path(config.corpus, base_dir), "dataset.corpus")
-        if isinstance(config.questions, Path):
-            questions = {config.questions.stem.removesuffix(".jsonl"):
-                         require_file(resolve_path(config.questions, base_dir), "dataset.questions")}
-        else:
-            questions = {set_name: require_file(resolve_path(path, base_dir), f"dataset.questions.{set_name}")
-                         for set_name, path in config.questions.items()}
+        questions = questions_files(config.questions, base_dir)
         name = config.name or corpus.name.split(".")[0]
         return load_jsonl_files(name, corpus, questions, problems)
 
@@ -131,6 +140,6 @@ def load_dataset(
     problems = ProblemLog(skip_invalid=skip_invalid)
     loader = DATASET_LOADERS.get(variant.format, key="dataset.format")()
     dataset = loader.load(variant, Path(base_dir) if base_dir is not None else Path.cwd(), problems)
-    dataset.skipped = dict(problems.counts)
-    dataset.skipped_examples = list(problems.examples)
+    dataset.skipped = dict(Counter(dataset.skipped) + problems.counts)  # a loader's own (skipped files) + records
+    dataset.skipped_examples = [*dataset.skipped_examples, *problems.examples]
     return dataset

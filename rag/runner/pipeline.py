@@ -12,6 +12,7 @@ import dataclasses
 import io
 import json
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from rag.secrets import Redactor
 from rag.types import Chunk, Document, Question
 
 log = logging.getLogger(__name__)
+SKIPPED_LISTED = 20  # skipped records or files named in the report (the manifest lists more)
 GeneratorFactory = Callable[[Any, Path], AbstractContextManager[Generator]]
 
 
@@ -109,7 +111,8 @@ def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question
     """What the manifest records about the data: file and content hashes, counts, skipped records."""
     return {
         "name": dataset.name,
-        "source_files": {str(path): sha256_file(path) for path in dataset.source_files},
+        "source_files": {source_name(path, dataset.source_root): sha256_file(path) for path in dataset.source_files},
+        **({"files": {"read": dataset.files_read, "skipped": dataset.files_skipped}} if dataset.files_read is not None else {}),
         "documents": len(dataset.documents),
         "documents_sha256": documents_fingerprint(dataset.documents),
         "question_sets": {
@@ -118,6 +121,12 @@ def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question
         "skipped_invalid": dict(dataset.skipped),
         "skipped_examples": list(dataset.skipped_examples),
     }
+
+
+def source_name(path: Path, root: Path | None) -> str:
+    """How the manifest names a source file: relative to the data set's folder (POSIX form) when it
+    has one, so no absolute path of the user's machine is written for a folder of files."""
+    return Path(os.path.relpath(path, root)).as_posix() if root is not None else str(path)
 
 
 def _run_stages(
@@ -208,8 +217,12 @@ def _run_stages(
             f"config {config.name}, seed {config.seed}, top_k {config.top_k}, depth {config.depth}, "
             f"{len(dataset.documents)} documents, {len(chunks)} chunks",
             "questions: " + ", ".join(f"{name} {len(qs)}" for name, qs in question_sets.items()),
-            "records skipped as invalid: " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),
-            *(f"skipped: {example}" for example in dataset.skipped_examples[:5]),
+            *([f"files: {dataset.files_read} read, {dataset.files_skipped} skipped, {len(chunks)} chunks"]
+              if dataset.files_read is not None else []),
+            "skipped as invalid (records or files): " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),
+            *(f"skipped: {example}" for example in dataset.skipped_examples[:SKIPPED_LISTED]),
+            *([f"... and {len(dataset.skipped_examples) - SKIPPED_LISTED} more (manifest.json lists them)"]
+              if len(dataset.skipped_examples) > SKIPPED_LISTED else []),
             f"generation: {_generator_label(config)}; failures: {failures}",
             *generation_facts,
             *([f"answer-only baselines {', '.join(config.baselines)}: no retrieval, so no retrieval metrics (– in "
@@ -245,6 +258,9 @@ def select_question_sets(
 ) -> dict[str, list[Question]]:
     """The configured question sets (all when ``wanted`` is None), each cut to its first ``limit``."""
     available = dataset.question_sets
+    if not available:
+        raise ConfigError("dataset.questions", "the data set has no questions; expected a question file "
+                          "(our JSONL format, docs/data.md), or a mapping set name -> file")
     names = list(wanted) if wanted is not None else list(available)
     unknown = [name for name in names if name not in available]
     if unknown:

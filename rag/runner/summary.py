@@ -14,6 +14,7 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH) -> str:
     config = result.manifest.get("config", {})
     evaluation = config.get("evaluation", {})
     skipped = result.manifest.get("data", {}).get("skipped_invalid") or {}
+    files = result.manifest.get("data", {}).get("files")
     comparison = result.comparison
     timer_lines = [f"  {name:<24} {secs:9.2f} s" for name, secs in result.timings.items()]
     timer_lines.append(f"  {'total':<24} {sum(result.timings.values()):9.2f} s")
@@ -32,6 +33,8 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH) -> str:
         "Stage times:",
         *timer_lines,
         f"Generation failures: {failures}" + (" (counted, not averaged in)" if failures else ""),
-        "Invalid records skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
+        *([f"Files: {files['read']} read, {files['skipped']} skipped, {result.manifest.get('chunks', {}).get('count')} chunks"]
+          if files else []),
+        "Invalid records or files skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
         f"Outputs: {result.run_dir}",
     ])
