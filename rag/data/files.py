@@ -95,21 +95,19 @@ def walk(root: Path, paths: PathFilter) -> Iterator[tuple[str, Path, Unreadable 
     """``(relative path, path, problem or None)`` of each wanted file in sorted order, and of each
     link that is not followed (with its problem)."""
     for folder, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
         here = Path(folder)
-        for name in list(dirnames):
+        links = [name for name in dirnames if (here / name).is_symlink()]
+        dirnames[:] = sorted(name for name in dirnames if name not in links)
+        for name in sorted([*links, *filenames]):
             relative = (here / name).relative_to(root).as_posix()
-            if (here / name).is_symlink():
-                dirnames.remove(name)
+            if name in links:
                 if not name.startswith(".") and not paths.excluded(relative):
-                    yield relative, here / name, _folder_link_problem(here / name, root)
-        for name in sorted(filenames):
-            relative = (here / name).relative_to(root).as_posix()
-            if paths.wanted(relative):
+                    yield relative, here / name, _folder_link_problem(here / name)
+            elif paths.wanted(relative):
                 yield relative, here / name, None
 
 
-def _folder_link_problem(path: Path, root: Path) -> Unreadable:
+def _folder_link_problem(path: Path) -> Unreadable:
     try:
         target = path.resolve(strict=True)
     except (OSError, RuntimeError):
