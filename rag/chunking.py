@@ -78,8 +78,8 @@ class ChunkingConfig(ConfigModel):
         return self
 
 
-TOKENIZE_BATCH = 1024  # chunks per call of the fast tokenizer when they are recounted
-TOKENIZE_CHARS = 1 << 20  # characters of sentences per call of the fast tokenizer
+TOKENIZE_BATCH = 256  # chunks per call of the fast tokenizer when they are recounted
+TOKENIZE_CHARS = 1 << 16  # characters of sentences per call of the fast tokenizer
 SPAN_CHARS = 1 << 15  # a longer sentence is cut at white space before it is tokenized
 
 
@@ -106,11 +106,10 @@ def embedder_token_limit(tokenizer: Any, model: str) -> int:
 
 
 def _sentence_pieces(text: str, span: tuple[int, int], offsets: Sequence[tuple[int, int]], max_tokens: int) -> list[_Piece]:
-    """One piece for a sentence within budget; else pieces cut at word starts (token boundaries).
-    ``offsets`` are the sentence's own tokens' character offsets (relative to its start)."""
+    """An over-long sentence cut into pieces of at most ``max_tokens`` at word starts (at token
+    boundaries only for a single word longer than the budget). ``offsets`` are the sentence's own
+    tokens' character offsets (relative to its start)."""
     base, n = span[0], len(offsets)
-    if n <= max_tokens:
-        return [_Piece(span[0], span[1], n)]
     word_start = [start == 0 or text[base + start - 1].isspace() for start, _ in offsets] + [True]
     pieces = []
     begin = 0
@@ -155,11 +154,16 @@ def _pack(pieces: list[_Piece], config: ChunkingConfig, max_tokens: int) -> list
     return chunks
 
 
-def _tokenize(tokenizer: Any, texts: list[str], offsets: bool) -> Any:
-    return tokenizer(
-        texts, add_special_tokens=False, return_offsets_mapping=offsets,
-        return_attention_mask=False, return_token_type_ids=False, verbose=False,
-    )
+def _encode(tokenizer: Any, texts: list[str]) -> list[Any]:
+    """The fast tokenizer's own encodings of ``texts`` (no special tokens): their lengths and offsets
+    are read from Rust only where needed, never converted to Python lists wholesale. Truncation and
+    padding are switched off first, as the tokenizer's ``__call__`` does when it is not asked for them."""
+    backend = tokenizer.backend_tokenizer
+    if backend.truncation is not None:
+        backend.no_truncation()
+    if backend.padding is not None:
+        backend.no_padding()
+    return backend.encode_batch(texts, add_special_tokens=False)
 
 
 def chunk_documents(
@@ -240,7 +244,7 @@ def _prefix(label: str, tokenizer: Any, max_tokens: int) -> str:
     boundary so that the header fits :func:`_prefix_cap`."""
     if not label:
         return ""
-    offsets = _tokenize(tokenizer, [label], offsets=True)["offset_mapping"][0]
+    offsets = _encode(tokenizer, [label])[0].offsets
     limit = _prefix_cap(max_tokens)
     while len(offsets) > 0:
         header = label[: offsets[-1][1]] + "\n\n"
@@ -251,7 +255,7 @@ def _prefix(label: str, tokenizer: Any, max_tokens: int) -> str:
 
 
 def _count(tokenizer: Any, text: str) -> int:
-    return len(_tokenize(tokenizer, [text], offsets=False)["input_ids"][0])
+    return len(_encode(tokenizer, [text])[0])
 
 
 def _pieces(text: str, start: int, end: int, tokenizer: Any, max_tokens: int) -> list[_Piece]:
@@ -267,9 +271,10 @@ def _pieces(text: str, start: int, end: int, tokenizer: Any, max_tokens: int) ->
             size += spans[last][1] - spans[last][0]
             last += 1
         batch = spans[first:last]
-        encoded = _tokenize(tokenizer, [text[a:b] for a, b in batch], offsets=True)["offset_mapping"]
-        for span, offsets in zip(batch, encoded):
-            pieces.extend(_sentence_pieces(text, span, offsets, max_tokens))
+        for span, encoding in zip(batch, _encode(tokenizer, [text[a:b] for a, b in batch])):
+            n_tokens = len(encoding)
+            pieces.extend([_Piece(span[0], span[1], n_tokens)] if n_tokens <= max_tokens
+                          else _sentence_pieces(text, span, encoding.offsets, max_tokens))
         first = last
     return pieces
 
@@ -293,9 +298,9 @@ def _bounded(text: str, span: tuple[int, int]) -> list[tuple[int, int]]:
 def _recount(chunks: list[Chunk], tokenizer: Any, max_tokens: int) -> list[Chunk]:
     """Re-tokenize every chunk; store the exact count; fail loudly if one is over budget."""
     counts = [
-        len(ids)
+        len(encoding)
         for first in range(0, len(chunks), TOKENIZE_BATCH)
-        for ids in _tokenize(tokenizer, [c.text for c in chunks[first : first + TOKENIZE_BATCH]], offsets=False)["input_ids"]
+        for encoding in _encode(tokenizer, [c.text for c in chunks[first : first + TOKENIZE_BATCH]])
     ]
     result = []
     for chunk, count in zip(chunks, counts):

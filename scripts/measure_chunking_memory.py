@@ -2,8 +2,8 @@
 
 Usage: python scripts/measure_chunking_memory.py [--mb 20] [--via-files DIR] [--no-headings]
 
-Builds a Markdown document of ``--mb`` megabytes (10^6 bytes of UTF-8: sentences of 8-20 words drawn
-with a fixed seed from a vocabulary, a heading every 40 sentences, a blank line every 5), then chunks
+Builds a Markdown document of ``--mb`` megabytes (10^6 bytes of ASCII: sentences of 8-20 words drawn
+with a fixed seed from a vocabulary, a heading every 39 sentences, a blank line every 5), then chunks
 it with the default settings. Prints the peak resident memory added by the document and its chunking
 (the process's peak RSS minus its RSS once the tokenizer is loaded and before the text exists), as
 bytes and as a multiple of the document's size, and the seconds taken. With ``--via-files`` the
@@ -14,6 +14,7 @@ Run it with another checkout on PYTHONPATH to measure that code.
 from __future__ import annotations
 
 import argparse
+import io
 import random
 import resource
 import time
@@ -29,21 +30,22 @@ def peak_rss_bytes() -> int:
 
 
 def make_text(n_bytes: int, seed: int = 3) -> str:
+    """The document, written section by section into one buffer (so that making it costs little
+    more memory than the text itself)."""
     rng = random.Random(seed)
     vocabulary = ["retrieval", "dense", "sparse", "fusion", "the", "a", "of", "index", "query", "chunk", "token",
                   "Paris", "1892", "e.g.", "model", "score", "rank", "document", "section", "overlap", "budget"]
-    parts: list[str] = ["# A huge document\n\n"]
-    size, sentence = len(parts[0]), 0
+    buffer = io.StringIO()
+    buffer.write("# A huge document\n\n")
+    size, section = buffer.tell(), 0
     while size < n_bytes:
-        if sentence % 40 == 0:
-            part = f"\n## Section {sentence // 40}\n\n"
-        else:
+        part = [f"\n## Section {section}\n\n"]
+        for sentence in range(1, 40):
             words = rng.choices(vocabulary, k=rng.randint(8, 20))
-            part = words[0].capitalize() + " " + " ".join(words[1:]) + (". " if sentence % 5 else ".\n\n")
-        parts.append(part)
-        size += len(part.encode())
-        sentence += 1
-    return "".join(parts)
+            part.append(words[0].capitalize() + " " + " ".join(words[1:]) + (". " if sentence % 5 else ".\n\n"))
+        size += buffer.write("".join(part))  # ASCII: characters are bytes
+        section += 1
+    return buffer.getvalue()
 
 
 def main() -> None:
@@ -53,6 +55,7 @@ def main() -> None:
     parser.add_argument("--no-headings", action="store_true", help="chunking.headings: false (as before headings existed)")
     args = parser.parse_args()
     from rag.chunking import ChunkingConfig, chunk_documents
+    from rag.data import load_dataset  # imported before the baseline: modules are not the document's memory
     from rag.models import load_tokenizer
     from rag.types import Document
 
@@ -62,8 +65,6 @@ def main() -> None:
     start = time.perf_counter()
     n_bytes = int(args.mb * 1e6)
     if args.via_files is not None:
-        from rag.data import load_dataset
-
         args.via_files.mkdir(parents=True, exist_ok=True)
         (args.via_files / "huge.md").write_text(make_text(n_bytes), encoding="utf-8")
         documents = load_dataset({"format": "files", "path": str(args.via_files), "max_file_mb": 1000}).documents
