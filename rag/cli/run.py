@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag.cli.common import EXIT_OK, ArgumentParser, add_selection_options, overrides_from_args
+from rag.errors import ConfigError
 from rag.progress import PROGRESS_ENV
 from rag.secrets import Redactor
 
@@ -35,7 +36,12 @@ def main(argv: Sequence[str], use_redactor) -> int:
         os.environ[PROGRESS_ENV] = "off"  # every bar of ours, and the libraries' (rag.progress); rag.cli restores it
     from rag.config import load_config  # imported here so `--help` stays fast
 
-    config = load_config(args.config, [*overrides_from_args(args), *(["dataset.strict=true"] if args.strict else [])])
+    config = load_config(args.config, overrides_from_args(args))
+    if args.strict:  # dataset.strict of a folder of files: part of the config, so of the run's plan
+        if config.dataset.format != "files":
+            raise ConfigError("--strict", f"applies to a folder of files (dataset.format: files), not to "
+                              f"{config.dataset.format!r}; bad records of other formats fail unless --skip-invalid")
+        config = load_config(args.config, [*overrides_from_args(args), "dataset.strict=true"])
     redactor = use_redactor(Redactor.for_config(config))
     from rag.runner.pipeline import RunOptions, run_benchmark
     from rag.runner.summary import summary_text
