@@ -12,9 +12,9 @@ Algorithm, per document:
    a short last section to the previous one;
 2. split each section into sentences (:mod:`rag.data.sentences`); each is a character span of the
    document (a sentence of more than :data:`SPAN_CHARS` characters is first cut at white space);
-3. count each sentence's tokens from its own tokenization (offset mapping), sentences tokenized in
-   batches of at most :data:`TOKENIZE_CHARS` characters, so memory is bounded by a batch, not by
-   the document (a WordPiece tokenizer splits at white space first, so these are the tokens of the
+3. count each sentence's tokens from its own tokenization (offset mapping), the sentences of
+   consecutive documents tokenized together in batches of at most :data:`TOKENIZE_CHARS`
+   characters, so the tokenizer's memory is bounded by a batch, not by the document (a WordPiece tokenizer splits at white space first, so these are the tokens of the
    whole document); a sentence longer than ``max_tokens`` is cut into pieces at word starts (at
    token boundaries only for a single word longer than the budget);
 4. pack a section's pieces greedily into chunks of at most ``max_tokens``; a new chunk starts with the
@@ -39,7 +39,7 @@ headings existed; the chunk cache is keyed by every setting (``ChunkingConfig.mo
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -187,17 +187,75 @@ def chunk_documents(
             f"{config.max_tokens} + {specials} special tokens exceeds the embedder's window of {window} "
             f"tokens; the embedder would truncate chunks (use at most {window - specials})",
         )
+    budget = config.max_tokens - (_prefix_cap(config.max_tokens) if config.section_prefix else 0)
+    measured = _measured((_layout(document, config) for document in documents), tokenizer, budget)
     chunks: list[Chunk] = []
-    for document in progress_bar(documents, total=len(documents), desc="chunking", unit="doc", enabled=progress):
-        chunks.extend(_document_chunks(document, config, tokenizer))
+    for document, sections_pieces in progress_bar(measured, total=len(documents), desc="chunking", unit="doc",
+                                                  enabled=progress):
+        chunks.extend(_document_chunks(document, _section_groups(sections_pieces, config.min_tokens), config, tokenizer))
     return _recount(chunks, tokenizer, config.max_tokens)
 
 
-def _document_chunks(document: Document, config: ChunkingConfig, tokenizer: Any) -> list[Chunk]:
-    """The chunks of one document: its sections' pieces packed section by section (steps 1-5)."""
+Layout = tuple[Document, list[tuple[tuple[str, ...], list[tuple[int, int]]]]]  # (heading path, sentence spans) per section
+
+
+def _layout(document: Document, config: ChunkingConfig) -> Layout:
+    """A document's sections (steps 1-2), each with its sentences' spans, a span of more than
+    :data:`SPAN_CHARS` characters cut at white space."""
+    text = document.text
+    spans = sections(text) if config.headings else [Section(0, len(text), ())]
+    return document, [
+        (section.path, [part for span in sentence_spans(text, section.start, section.end) for part in _bounded(text, span)])
+        for section in spans
+    ]
+
+
+def _measured(layouts: Iterator[Layout], tokenizer: Any, max_tokens: int) -> Iterator[tuple[Document, list[tuple[tuple[str, ...], list[_Piece]]]]]:
+    """Each document with (heading path, pieces) per section (step 3). Sentences of consecutive
+    documents are tokenized together, :data:`TOKENIZE_CHARS` characters per call at most."""
+    pending: list[Layout] = []
+    size = 0
+    for layout in layouts:
+        pending.append(layout)
+        size += sum(end - start for _, spans in layout[1] for start, end in spans)
+        if size >= TOKENIZE_CHARS:
+            yield from _measure(pending, tokenizer, max_tokens)
+            pending, size = [], 0
+    yield from _measure(pending, tokenizer, max_tokens)
+
+
+def _measure(layouts: list[Layout], tokenizer: Any, max_tokens: int) -> Iterator[tuple[Document, list[tuple[tuple[str, ...], list[_Piece]]]]]:
+    spans = [(document.text, span) for document, sections_spans in layouts for _, section in sections_spans for span in section]
+    pieces: list[list[_Piece]] = []
+    first = 0
+    while first < len(spans):
+        last, size = first, 0
+        while last < len(spans) and (last == first or size + spans[last][1][1] - spans[last][1][0] <= TOKENIZE_CHARS):
+            size += spans[last][1][1] - spans[last][1][0]
+            last += 1
+        batch = spans[first:last]
+        for (text, span), encoding in zip(batch, _encode(tokenizer, [text[a:b] for text, (a, b) in batch])):
+            n_tokens = len(encoding)
+            pieces.append([_Piece(span[0], span[1], n_tokens)] if n_tokens <= max_tokens
+                          else _sentence_pieces(text, span, encoding.offsets, max_tokens))
+        first = last
+    del spans
+    position = 0
+    for document, sections_spans in layouts:
+        measured = []
+        for path, section in sections_spans:
+            measured.append((path, [piece for pieces_of in pieces[position:position + len(section)] for piece in pieces_of]))
+            position += len(section)
+        yield document, measured
+
+
+def _document_chunks(
+    document: Document, groups: list[tuple[tuple[str, ...], list[_Piece]]], config: ChunkingConfig, tokenizer: Any,
+) -> list[Chunk]:
+    """The chunks of one document: its section groups' pieces packed group by group (steps 4-5)."""
     text = document.text
     chunks: list[Chunk] = []
-    for path, pieces in _section_groups(document, config, tokenizer):
+    for path, pieces in groups:
         label = section_label(document.title, path)
         prefix = _prefix(label, tokenizer, config.max_tokens) if config.section_prefix else ""
         prefix_tokens = _count(tokenizer, prefix) if prefix else 0
@@ -211,20 +269,19 @@ def _document_chunks(document: Document, config: ChunkingConfig, tokenizer: Any)
     return chunks
 
 
-def _section_groups(document: Document, config: ChunkingConfig, tokenizer: Any) -> list[tuple[tuple[str, ...], list[_Piece]]]:
+def _section_groups(
+    sections_pieces: list[tuple[tuple[str, ...], list[_Piece]]], min_tokens: int,
+) -> list[tuple[tuple[str, ...], list[_Piece]]]:
     """(heading path, pieces) per section, a section of fewer than ``min_tokens`` tokens joined to the
     next one (with the next one's path), a short last section to the previous one (with its path)."""
-    text = document.text
-    spans = sections(text) if config.headings else [Section(0, len(text), ())]
     groups: list[tuple[tuple[str, ...], list[_Piece]]] = []
     carried: list[_Piece] = []
-    budget = config.max_tokens - (_prefix_cap(config.max_tokens) if config.section_prefix else 0)
-    for section in spans:
-        pieces = carried + _pieces(text, section.start, section.end, tokenizer, budget)
-        if sum(p.n_tokens for p in pieces) < config.min_tokens:
+    for path, section_pieces in sections_pieces:
+        pieces = carried + section_pieces
+        if sum(p.n_tokens for p in pieces) < min_tokens:
             carried = pieces
             continue
-        groups.append((section.path, pieces))
+        groups.append((path, pieces))
         carried = []
     if carried:
         if groups:
@@ -256,27 +313,6 @@ def _prefix(label: str, tokenizer: Any, max_tokens: int) -> str:
 
 def _count(tokenizer: Any, text: str) -> int:
     return len(_encode(tokenizer, [text])[0])
-
-
-def _pieces(text: str, start: int, end: int, tokenizer: Any, max_tokens: int) -> list[_Piece]:
-    """The pieces of ``text[start:end]``: its sentences (a span of more than :data:`SPAN_CHARS`
-    characters first cut at white space), tokenized sentence by sentence in batches of at most
-    :data:`TOKENIZE_CHARS` characters, so memory stays proportional to a batch, not to the document."""
-    spans = [part for span in sentence_spans(text, start, end) for part in _bounded(text, span)]
-    pieces: list[_Piece] = []
-    first = 0
-    while first < len(spans):
-        last, size = first, 0
-        while last < len(spans) and (last == first or size + spans[last][1] - spans[last][0] <= TOKENIZE_CHARS):
-            size += spans[last][1] - spans[last][0]
-            last += 1
-        batch = spans[first:last]
-        for span, encoding in zip(batch, _encode(tokenizer, [text[a:b] for a, b in batch])):
-            n_tokens = len(encoding)
-            pieces.extend([_Piece(span[0], span[1], n_tokens)] if n_tokens <= max_tokens
-                          else _sentence_pieces(text, span, encoding.offsets, max_tokens))
-        first = last
-    return pieces
 
 
 def _bounded(text: str, span: tuple[int, int]) -> list[tuple[int, int]]:
