@@ -39,6 +39,7 @@ headings existed; the chunk cache is keyed by every setting (``ChunkingConfig.mo
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,16 +197,18 @@ def chunk_documents(
     return _recount(chunks, tokenizer, config.max_tokens)
 
 
-Layout = tuple[Document, list[tuple[tuple[str, ...], list[tuple[int, int]]]]]  # (heading path, sentence spans) per section
+Layout = tuple[Document, list[tuple[tuple[str, ...], array]]]  # per section: heading path, sentence spans (start, end, ...)
 
 
 def _layout(document: Document, config: ChunkingConfig) -> Layout:
-    """A document's sections (steps 1-2), each with its sentences' spans, a span of more than
-    :data:`SPAN_CHARS` characters cut at white space."""
+    """A document's sections (steps 1-2), each with its sentences' spans as a flat array of
+    ``start, end`` offsets (16 bytes a sentence), a span of more than :data:`SPAN_CHARS` characters cut
+    at white space."""
     text = document.text
     spans = sections(text) if config.headings else [Section(0, len(text), ())]
     return document, [
-        (section.path, [part for span in sentence_spans(text, section.start, section.end) for part in _bounded(text, span)])
+        (section.path, array("q", (offset for span in sentence_spans(text, section.start, section.end)
+                                   for part in _bounded(text, span) for offset in part)))
         for section in spans
     ]
 
@@ -217,7 +220,7 @@ def _measured(layouts: Iterator[Layout], tokenizer: Any, max_tokens: int) -> Ite
     size = 0
     for layout in layouts:
         pending.append(layout)
-        size += sum(end - start for _, spans in layout[1] for start, end in spans)
+        size += sum(sum(spans[1::2]) - sum(spans[0::2]) for _, spans in layout[1])
         if size >= TOKENIZE_CHARS:
             yield from _measure(pending, tokenizer, max_tokens)
             pending, size = [], 0
@@ -225,28 +228,39 @@ def _measured(layouts: Iterator[Layout], tokenizer: Any, max_tokens: int) -> Ite
 
 
 def _measure(layouts: list[Layout], tokenizer: Any, max_tokens: int) -> Iterator[tuple[Document, list[tuple[tuple[str, ...], list[_Piece]]]]]:
-    spans = [(document.text, span) for document, sections_spans in layouts for _, section in sections_spans for span in section]
-    pieces: list[list[_Piece]] = []
-    first = 0
-    while first < len(spans):
-        last, size = first, 0
-        while last < len(spans) and (last == first or size + spans[last][1][1] - spans[last][1][0] <= TOKENIZE_CHARS):
-            size += spans[last][1][1] - spans[last][1][0]
-            last += 1
-        batch = spans[first:last]
-        for (text, span), encoding in zip(batch, _encode(tokenizer, [text[a:b] for text, (a, b) in batch])):
-            n_tokens = len(encoding)
-            pieces.append([_Piece(span[0], span[1], n_tokens)] if n_tokens <= max_tokens
-                          else _sentence_pieces(text, span, encoding.offsets, max_tokens))
-        first = last
-    del spans
-    position = 0
+    pieces: list[_Piece] = []
+    counts = array("q")  # pieces per sentence, in order
+    batch: list[tuple[str, int, int]] = []
+    size = 0
+    for document, sections_spans in layouts:
+        for _, spans in sections_spans:
+            for index in range(0, len(spans), 2):
+                start, end = spans[index], spans[index + 1]
+                if batch and size + end - start > TOKENIZE_CHARS:
+                    _measure_batch(batch, tokenizer, max_tokens, pieces, counts)
+                    batch, size = [], 0
+                batch.append((document.text, start, end))
+                size += end - start
+    _measure_batch(batch, tokenizer, max_tokens, pieces, counts)
+    sentence = piece = 0
     for document, sections_spans in layouts:
         measured = []
-        for path, section in sections_spans:
-            measured.append((path, [piece for pieces_of in pieces[position:position + len(section)] for piece in pieces_of]))
-            position += len(section)
+        for path, spans in sections_spans:
+            n_pieces = sum(counts[sentence : sentence + len(spans) // 2])
+            measured.append((path, pieces[piece : piece + n_pieces]))
+            sentence, piece = sentence + len(spans) // 2, piece + n_pieces
         yield document, measured
+
+
+def _measure_batch(batch: list[tuple[str, int, int]], tokenizer: Any, max_tokens: int, pieces: list[_Piece],
+                   counts: array) -> None:
+    """Tokenize a batch of sentences; append their pieces to ``pieces`` and how many to ``counts``."""
+    for (text, start, end), encoding in zip(batch, _encode(tokenizer, [text[a:b] for text, a, b in batch])):
+        n_tokens = len(encoding)
+        new = ([_Piece(start, end, n_tokens)] if n_tokens <= max_tokens
+               else _sentence_pieces(text, (start, end), encoding.offsets, max_tokens))
+        pieces.extend(new)
+        counts.append(len(new))
 
 
 def _document_chunks(
