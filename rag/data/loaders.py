@@ -18,6 +18,7 @@ from typing import Any
 from rag.data.config import (
     BeirDatasetConfig, DatasetConfig, JsonlDatasetConfig, WikiDatasetConfig, bundled_wiki_dir,
 )
+from rag.data.questions.provenance import PROVENANCE_SUFFIX, read_provenance, sibling
 from rag.data.records import ProblemLog, read_corpus_jsonl, read_questions_jsonl
 from rag.errors import ConfigError, DataError
 from rag.registry import Registry
@@ -30,7 +31,8 @@ class Dataset:
 
     ``skipped`` counts skipped records by problem kind (empty when nothing was skipped) and
     ``skipped_examples`` holds the first few as ``"file:line: problem"``; ``source_files`` lists every
-    file read, for hashing in the run manifest.
+    file read, for hashing in the run manifest; ``question_provenance`` holds, per question set read
+    from a file with a provenance sidecar (:mod:`rag.data.questions.provenance`), how it was made.
     """
 
     name: str
@@ -39,6 +41,7 @@ class Dataset:
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_examples: list[str] = field(default_factory=list)
     source_files: list[Path] = field(default_factory=list)
+    question_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class DatasetLoader(ABC):
@@ -83,7 +86,10 @@ def load_jsonl_files(
         set_name: require_questions(set_name, read_questions_jsonl(path, set_name, known_urls, problems), path, problems)
         for set_name, path in question_paths.items()
     }
-    return Dataset(name, documents, question_sets, source_files=[corpus_path, *question_paths.values()])
+    provenance = {set_name: made for set_name, path in question_paths.items() if (made := read_provenance(path)) is not None}
+    sidecars = [sibling(path, PROVENANCE_SUFFIX) for set_name, path in question_paths.items() if set_name in provenance]
+    return Dataset(name, documents, question_sets, source_files=[corpus_path, *question_paths.values(), *sidecars],
+                   question_provenance=provenance)
 
 
 @DATASET_LOADERS.register("jsonl")
