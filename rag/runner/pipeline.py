@@ -46,7 +46,7 @@ from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer, url_ranking
 from rag.runner.timing import StageTimer
 from rag.secrets import Redactor
-from rag.types import Chunk, Document, Question
+from rag.types import Question
 
 log = logging.getLogger(__name__)
 GeneratorFactory = Callable[[Any, Path], AbstractContextManager[Generator]]

@@ -3,7 +3,7 @@
 Steps: load the config's data set, chunk it with the config's own chunking (cached, as a run does),
 order the chunks (:func:`chunk_order`), and propose a candidate per chunk, in that order, with the
 LLM (:mod:`rag.data.questions.llm`) or the templates (:mod:`rag.data.questions.templates`), in
-batches, until ``n`` candidates passed the filters (:mod:`rag.data.questions.filters`) or
+batches sized by the keep rate so far (:class:`_Selection`), until ``n`` candidates passed the filters (:mod:`rag.data.questions.filters`) or
 ``OVERSAMPLE * n`` chunks were tried. Failures are counted by reason, each filter's removals too;
 candidates made after the ``n``-th kept one are counted as ``not_needed``.
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -41,6 +42,7 @@ from rag.errors import BenchError
 from rag.generation import build_generator
 from rag.io_utils import atomic_write_bytes, atomic_write_json, sha256_text
 from rag.progress import progress as progress_bar
+from rag.secrets import Redactor
 from rag.types import Chunk, Question
 
 if TYPE_CHECKING:
@@ -51,7 +53,7 @@ log = logging.getLogger(__name__)
 GeneratorKind = Literal["llm", "template"]
 GENERATOR_KINDS = ("llm", "template")
 OVERSAMPLE = 4
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 GeneratorFactory = Callable[..., Any]
 
 
@@ -159,6 +161,7 @@ def make_questions(
         "lexical_bias": lexical_bias([q.metadata["lexical_overlap"] for q in questions]),
         "seconds": round(time.perf_counter() - started, 2),
     }
+    provenance = Redactor.for_config(config).deep(provenance)  # the endpoint URL is config text
     write_question_file(path, questions, provenance)
     return QuestionsResult(path, provenance, questions, chunk_text, cached=False)
 
@@ -169,7 +172,9 @@ def _ticking(items: list, bar) -> list:
 
 
 class _Selection:
-    """Proposes candidates batch by batch and keeps the first ``n`` that pass the filters."""
+    """Proposes candidates batch by batch and keeps the first ``n`` that pass the filters. The first
+    batch holds as many chunks as questions are wanted; each next one ``ceil(still needed / keep rate
+    so far)`` chunks, the rate taken as at least ``1 / OVERSAMPLE``."""
 
     def __init__(self, n: int):
         self.n = n
@@ -181,7 +186,9 @@ class _Selection:
 
     def run(self, order: list[Chunk], propose: Callable[[list[Chunk]], list[Candidate | str]]) -> None:
         while len(self.kept) < self.n and self.tried < len(order):
-            size = min(len(order) - self.tried, max(2 * (self.n - len(self.kept)), 4))
+            needed = self.n - len(self.kept)
+            rate = max(len(self.kept) / self.tried, 1 / OVERSAMPLE) if self.tried else 1.0
+            size = min(len(order) - self.tried, math.ceil(needed / rate))
             batch = order[self.tried:self.tried + size]
             self.tried += len(batch)
             for item in propose(batch):
