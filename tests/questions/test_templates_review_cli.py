@@ -40,7 +40,7 @@ def test_templates_by_hand():
         candidate = template_candidate(_chunk("Volcano", 0, text), document, random.Random(seed))
         kinds[candidate.kind] = (candidate.question, candidate.answer)
     assert kinds == {
-        "title": ("What is Volcano?", "A volcano is a rupture in the crust of a planet"),
+        "title": ("What is Volcano?", "a rupture in the crust of a planet"),
         "definition": ("What is a volcano?", "a rupture in the crust of a planet"),
         "known_item": ("What is the name of the rupture in the crust of a planet?", "a volcano"),
     }

@@ -47,7 +47,8 @@ h1{font-size:1.6em;margin-top:0} h2{margin-top:1.6em;border-bottom:1px solid #dd
 table{border-collapse:collapse;margin:.6em 0;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f4f4f4} td.num{text-align:right;white-space:nowrap}
-.note{color:#555;font-size:13px} .chunk{font-size:12px;color:#444;max-width:480px;overflow-wrap:anywhere}
+.note{color:#555;font-size:13px} .chunk{font-size:12px;color:#444;min-width:420px;overflow-wrap:anywhere}
+.gold{max-width:220px;overflow-wrap:anywhere}
 </style></head><body>
 <h1>{{ title }}</h1>
 <p class="note">Write yes or no in the <code>accept</code> column of {{ csv_name }} (correct the question or answer
@@ -60,7 +61,7 @@ there if needed), then: <code>rag-bench questions --apply-review {{ csv_name }} 
 <h2>Questions ({{ rows|length }})</h2>
 <table><tr><th>id</th><th>question</th><th>answer</th><th>overlap</th><th>gold</th><th>chunk</th></tr>
 {% for r in rows %}<tr><td>{{ r.id }}</td><td>{{ r.question }}</td><td>{{ r.answer }}</td><td class="num">{{ r.lexical_overlap }}</td>
-<td>{{ r.gold_url }}<br><span class="note">{{ r.chunk_id }}</span></td><td class="chunk">{{ r.chunk_text }}</td></tr>{% endfor %}
+<td class="gold">{{ r.gold_url }}<br><span class="note">{{ r.chunk_id }}</span></td><td class="chunk">{{ r.chunk_text }}</td></tr>{% endfor %}
 </table></body></html>
 """)
 

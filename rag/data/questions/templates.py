@@ -4,10 +4,12 @@ It generalizes the bundled Wikipedia generators (:mod:`rag.data.questions.wiki`)
 summaries to any chunked corpus. For one chunk, every template that applies makes a candidate and one
 is drawn with the seeded random generator:
 
-``title``       (a document's first chunk, when the document has a title) "What is {title}?";
-                answer: the chunk's first sentence up to its first comma or semicolon
+``title``       (a document's first chunk, when the document has a title and the chunk's first
+                sentence is a definition, below) "What is {title}?"; answer: that definition's
+                predicate
 ``section``     (a chunk with a ``section`` attribute, e.g. a Markdown heading, other than the title)
-                "What does {title} say about {section}?"; answer: as for ``title``
+                "What does {title} say about {section}?"; answer: the chunk's first sentence up to
+                its first comma or semicolon
 ``definition``  a sentence "{Subject} is/was/are/were a/an/the {predicate}" (subject of 1-8 words,
                 not a pronoun; a leading article lower-cased) gives "What {verb} {subject}?";
                 answer: the predicate up to its first comma or semicolon
@@ -77,12 +79,14 @@ def template_candidate(chunk: Chunk, document: Document, rng: random.Random) -> 
     title = document.title.strip()
     section = str(getattr(chunk, "section", None) or "").strip()
     options: list[tuple[str, str, str, str]] = []  # (kind, template, question, answer)
-    if chunk.position == 0 and title:
-        options.append(("title", "What is {title}?", f"What is {title}?", _first_clause(first)))
+    definitions = _definitions(chunk.text)
+    opening = _definitions(first)
+    if chunk.position == 0 and title and opening:
+        options.append(("title", "What is {title}?", f"What is {title}?", opening[0][2]))
     if section and title and section.casefold() != title.casefold():
         template = "What does {title} say about {section}?"
         options.append(("section", template, template.format(title=title, section=section), _first_clause(first)))
-    for subject, verb, predicate in _definitions(chunk.text):
+    for subject, verb, predicate in definitions:
         options.append(("definition", "What {verb} {subject}?", f"What {verb} {subject}?", predicate))
         if title and names_document(subject, title):
             predicate_phrase = _ARTICLE.sub("", predicate)
