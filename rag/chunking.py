@@ -38,7 +38,9 @@ headings existed; the chunk cache is keyed by every setting (``ChunkingConfig.mo
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -50,10 +52,13 @@ from pydantic import ConfigDict, Field, model_validator
 from rag.data.sections import Section, section_label, sections
 from rag.data.sentences import sentence_spans
 from rag.errors import BenchError, ConfigError
+from rag.io_utils import atomic_write_json, sha256_strings, sha256_text
 from rag.models import DEFAULT_EMBEDDING_MODEL, load_tokenizer, resolve_embedding_model
 from rag.progress import progress as progress_bar
 from rag.types import Chunk, Document
 from rag.validation import ConfigModel
+
+log = logging.getLogger(__name__)
 
 
 class ChunkingConfig(ConfigModel):
@@ -362,3 +367,28 @@ def _recount(chunks: list[Chunk], tokenizer: Any, max_tokens: int) -> list[Chunk
         result.append(chunk if count == chunk.n_tokens else Chunk(
             chunk.chunk_id, chunk.doc_id, chunk.url, chunk.text, chunk.position, count, chunk.section))
     return result
+
+
+def documents_fingerprint(documents: Sequence[Document]) -> str:
+    """SHA-256 over every document's id, URL, title and text, in order."""
+    return sha256_strings(part for d in documents for part in (d.doc_id, d.url, d.title, d.text))
+
+
+def cached_chunks(
+    documents: Sequence[Document], config: ChunkingConfig, cache_dir: Path, progress: bool = True,
+) -> tuple[list[Chunk], str]:
+    """Chunk the documents, or read the chunks cached under ``cache_dir/chunks`` for the same documents
+    and settings; returns the chunks and their fingerprint (SHA-256 over ids, URLs and texts)."""
+    key = sha256_text(documents_fingerprint(documents) + config.model_dump_json())
+    path = Path(cache_dir) / "chunks" / f"{key[:32]}.json"
+    chunks: list[Chunk] | None = None
+    if path.is_file():
+        try:
+            chunks = [Chunk(**record) for record in json.loads(path.read_text(encoding="utf-8"))]
+        except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
+            log.warning("ignoring unreadable chunk cache %s (%s)", path, exc)
+    if chunks is None:
+        chunks = chunk_documents(documents, config, progress=progress)
+        atomic_write_json(path, [dataclasses.asdict(chunk) for chunk in chunks], indent=None)
+    fingerprint = sha256_strings(part for c in chunks for part in (c.chunk_id, c.url, c.text))
+    return chunks, fingerprint

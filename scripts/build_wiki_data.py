@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from rag.data.live_wiki import LiveWikiConfig, build_live_corpus, titles_from_urls
-from rag.data.question_gen import DEFAULT_SEED, QUESTION_GENERATORS
+from rag.data.questions.wiki import DEFAULT_SEED, QUESTION_GENERATORS
 from rag.data.records import document_record, question_record, write_jsonl
 from rag.data.wiki_build import (
     QUESTION_COUNTS, REFERENCE_SET, documents_from_summaries, reference_manifest, reference_questions, smoke_subset,

@@ -3,7 +3,8 @@
 * ``rag-bench run --config C`` (:mod:`rag.cli.run`; ``rag-bench --config C`` and
   ``python scripts/run_benchmark.py --config C`` are the same);
 * ``rag-bench compare RUN_DIR RUN_DIR ...`` (:mod:`rag.cli.compare`);
-* ``rag-bench sweep --config C --grid KEY=V1,V2 ...`` (:mod:`rag.cli.sweep`).
+* ``rag-bench sweep --config C --grid KEY=V1,V2 ...`` (:mod:`rag.cli.sweep`);
+* ``rag-bench questions --config C --out FILE ...`` (:mod:`rag.cli.questions`).
 
 :func:`main` dispatches and owns the failure handling: every failure is one line on stderr, never a
 traceback, with an exit code that says what to do:
@@ -46,12 +47,13 @@ from rag.secrets import Redactor
 
 __all__ = ["main", "EXIT_OK", "EXIT_BUG", "EXIT_USER_ERROR", "EXIT_IO_ERROR", "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
 
-SUBCOMMANDS = ("run", "compare", "sweep")
+SUBCOMMANDS = ("run", "compare", "sweep", "questions")
 USAGE = f"""usage: rag-bench [run] --config C [options] | rag-bench {{{','.join(SUBCOMMANDS[1:])}}} ... | rag-bench --version
 
   run       compare retrieval strategies end to end (the default subcommand)
   compare   compare the methods of several finished runs
   sweep     run a config over a grid of settings, chosen on dev, reported on test
+  questions make a question set from a config's corpus (LLM or templates), or apply a review
 
 'rag-bench SUBCOMMAND --help' describes each."""
 
@@ -92,6 +94,10 @@ def _dispatch(argv: list[str], output: _Output) -> int:
         from rag.cli.sweep import main as sweep_main
 
         return sweep_main(rest)
+    if command == "questions":
+        from rag.cli.questions import main as questions_main
+
+        return questions_main(rest, output.use)
     from rag.cli.run import main as run_main
 
     return run_main(rest, output.use)

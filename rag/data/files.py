@@ -29,9 +29,9 @@ from pathlib import Path, PurePosixPath
 from rag.data.config import FilesDatasetConfig
 from rag.data.convert import CONVERTERS, UNREADABLE, Unreadable, convert
 from rag.data.loaders import (
-    DATASET_LOADERS, Dataset, DatasetLoader, questions_files, require_questions, resolve_path,
+    DATASET_LOADERS, Dataset, DatasetLoader, questions_files, read_question_files, resolve_path,
 )
-from rag.data.records import ProblemLog, read_questions_jsonl
+from rag.data.records import ProblemLog
 from rag.data.sections import first_heading
 from rag.errors import DataError
 from rag.types import Document
@@ -169,15 +169,11 @@ class FilesLoader(DatasetLoader):
             raise DataError(config.path, f"no readable file matches dataset.include {config.include}"
                             + (f" ({sum(skipped.counts.values())} skipped)" if skipped.counts else ""))
         question_files = questions_files(config.questions, base_dir) if config.questions is not None else {}
-        known_urls = {document.url for document in documents}
-        question_sets = {
-            name: require_questions(name, read_questions_jsonl(path, name, known_urls, problems), path, problems)
-            for name, path in question_files.items()
-        }
+        questions = read_question_files(question_files, {document.url for document in documents}, problems)
         return Dataset(
-            config.name or root.name, documents, question_sets,
+            config.name or root.name, documents, questions.question_sets,
             skipped=dict(skipped.counts), skipped_examples=list(skipped.examples),
-            source_files=[*read, *question_files.values()], source_root=root,
+            source_files=[*read, *questions.files], source_root=root, question_provenance=questions.provenance,
             files_read=len(documents), files_skipped=sum(skipped.counts.values()),
         )
 

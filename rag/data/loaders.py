@@ -19,6 +19,7 @@ from typing import Any
 from rag.data.config import (
     BeirDatasetConfig, DatasetConfig, JsonlDatasetConfig, WikiDatasetConfig, bundled_wiki_dir,
 )
+from rag.data.questions.provenance import PROVENANCE_SUFFIX, read_provenance, sibling
 from rag.data.records import ProblemLog, read_corpus_jsonl, read_questions_jsonl
 from rag.errors import ConfigError, DataError
 from rag.registry import Registry
@@ -34,6 +35,8 @@ class Dataset:
     file read, for hashing in the run manifest, where files under ``source_root`` are named relative
     to it. A folder of files (:mod:`rag.data.files`) sets ``files_read`` and ``files_skipped``; its
     skipped files are counted in ``skipped`` and listed in ``skipped_examples`` like bad records.
+    ``question_provenance`` holds, per question set read from a file with a provenance sidecar
+    (:mod:`rag.data.questions.provenance`), how it was made.
     """
 
     name: str
@@ -45,6 +48,7 @@ class Dataset:
     source_root: Path | None = None
     files_read: int | None = None
     files_skipped: int = 0
+    question_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class DatasetLoader(ABC):
@@ -77,6 +81,27 @@ def require_questions(set_name: str, questions: list[Question], path: Path, prob
     return questions
 
 
+@dataclass
+class QuestionFiles:
+    """The question sets read from question files, with the provenance of those that have a sidecar
+    (:mod:`rag.data.questions.provenance`) and every file read (sidecars included)."""
+
+    question_sets: dict[str, list[Question]]
+    provenance: dict[str, dict[str, Any]]
+    files: list[Path]
+
+
+def read_question_files(question_paths: Mapping[str, Path], known_urls: set[str], problems: ProblemLog) -> QuestionFiles:
+    """Read every question file (set name -> path) against the corpus' URLs; the one reader of every loader."""
+    question_sets = {
+        set_name: require_questions(set_name, read_questions_jsonl(path, set_name, known_urls, problems), path, problems)
+        for set_name, path in question_paths.items()
+    }
+    provenance = {set_name: made for set_name, path in question_paths.items() if (made := read_provenance(path)) is not None}
+    sidecars = [sibling(path, PROVENANCE_SUFFIX) for set_name, path in question_paths.items() if set_name in provenance]
+    return QuestionFiles(question_sets, provenance, [*question_paths.values(), *sidecars])
+
+
 def load_jsonl_files(
     name: str, corpus_path: Path, question_paths: Mapping[str, Path], problems: ProblemLog,
 ) -> Dataset:
@@ -84,12 +109,9 @@ def load_jsonl_files(
     documents = read_corpus_jsonl(corpus_path, problems)
     if not documents:
         raise DataError(corpus_path, "the corpus holds no valid document")
-    known_urls = {document.url for document in documents}
-    question_sets = {
-        set_name: require_questions(set_name, read_questions_jsonl(path, set_name, known_urls, problems), path, problems)
-        for set_name, path in question_paths.items()
-    }
-    return Dataset(name, documents, question_sets, source_files=[corpus_path, *question_paths.values()])
+    questions = read_question_files(question_paths, {document.url for document in documents}, problems)
+    return Dataset(name, documents, questions.question_sets, source_files=[corpus_path, *questions.files],
+                   question_provenance=questions.provenance)
 
 
 def questions_files(questions: Path | Mapping[str, Path], base_dir: Path) -> dict[str, Path]:

@@ -77,7 +77,9 @@ class ChatGenerator(Generator):
     ``endpoint_id`` identifies the endpoint in cache keys: the base URL for remote servers, the model
     file for the managed local server (whose port changes from run to run). ``redactor`` scrubs
     answers and error messages (default: :meth:`Redactor.for_config` of ``config``). ``api_key_env``
-    names the key variable for the preflight (None: an endpoint that needs no key).
+    names the key variable for the preflight (None: an endpoint that needs no key). ``prompt_builder``
+    (anything with ``build(request) -> Prompt``) replaces the answer prompt of ``config``: question
+    synthesis (:mod:`rag.data.questions.llm`) sends its own messages through the same engine.
     """
 
     def __init__(
@@ -92,6 +94,7 @@ class ChatGenerator(Generator):
         token_counter: TokenCounter | None = None,
         client_factory: ClientFactory = default_client_factory,
         redactor: Redactor | None = None,
+        prompt_builder: PromptBuilder | None = None,
     ):
         self.config = config
         self.base_url = base_url
@@ -101,7 +104,7 @@ class ChatGenerator(Generator):
         self._client_factory = client_factory
         self.redactor = redactor if redactor is not None else Redactor.for_config(config)
         self._checked = False
-        self.prompts = PromptBuilder(
+        self.prompts = prompt_builder or PromptBuilder(
             config.system_prompt, config.user_prompt, config.context_token_budget, config.max_chunks,
             token_counter or default_token_counter(),
             closed_book_prompts=(config.closed_book_system_prompt, config.closed_book_user_prompt),

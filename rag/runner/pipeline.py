@@ -8,7 +8,6 @@ retriever indexes, retrieval results per query, the generator's answers, and the
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import logging
@@ -23,15 +22,16 @@ import pandas as pd
 
 from evaluation import ANSWER_METRICS, answer_scores
 from evaluation.ties import ties_crossing
-from rag.chunking import chunk_documents
+from rag.chunking import cached_chunks, documents_fingerprint
 from rag.config import RunConfig
 from rag.data import Dataset, load_dataset
+from rag.data.questions.provenance import provenance_fact
 from rag.errors import ConfigError
 from rag.generation import build_generator
 from rag.generation.base import GenerationResult, Generator
 from rag.generation.llm import api_key_for
 from rag.generation.sizing import size_generator
-from rag.io_utils import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file, sha256_strings, sha256_text
+from rag.io_utils import atomic_write_bytes, atomic_write_text, sha256_file, sha256_strings, sha256_text
 from rag.manifest import Manifest
 from rag.runner.answers import answer_sample, generate_answers, request_key
 from rag.runner.contexts import answer_in_context_columns, baseline_rankings, closed_book_methods, generation_requests
@@ -47,7 +47,7 @@ from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer, url_ranking
 from rag.runner.timing import StageTimer
 from rag.secrets import Redactor
-from rag.types import Chunk, Document, Question
+from rag.types import Question
 
 log = logging.getLogger(__name__)
 SKIPPED_LISTED = 20  # skipped records or files named in the report (the manifest lists more)
@@ -108,7 +108,8 @@ def run_benchmark(
 
 
 def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, Any]:
-    """What the manifest records about the data: file and content hashes, counts, skipped records."""
+    """What the manifest records about the data: file and content hashes, counts, skipped records, and
+    how each made question set was made (its provenance sidecar)."""
     return {
         "name": dataset.name,
         "source_files": {source_name(path, dataset.source_root): sha256_file(path) for path in dataset.source_files},
@@ -120,6 +121,7 @@ def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question
         },
         "skipped_invalid": dict(dataset.skipped),
         "skipped_examples": list(dataset.skipped_examples),
+        "question_provenance": {name: made for name, made in dataset.question_provenance.items() if name in question_sets},
     }
 
 
@@ -141,7 +143,7 @@ def _run_stages(
     redactor: Redactor,
 ) -> RunResult:
     with timer.stage("chunk"):
-        chunks, chunks_fingerprint = cached_chunks(dataset.documents, config, options.progress)
+        chunks, chunks_fingerprint = cached_chunks(dataset.documents, config.chunking, config.cache_dir, options.progress)
     manifest.update(chunks={"count": len(chunks), "sha256": chunks_fingerprint})
 
     methods = config.methods or [spec.name for spec in config.retrievers]
@@ -217,6 +219,7 @@ def _run_stages(
             f"config {config.name}, seed {config.seed}, top_k {config.top_k}, depth {config.depth}, "
             f"{len(dataset.documents)} documents, {len(chunks)} chunks",
             "questions: " + ", ".join(f"{name} {len(qs)}" for name, qs in question_sets.items()),
+            *(provenance_fact(name, made) for name, made in dataset.question_provenance.items() if name in question_sets),
             *([f"files: {dataset.files_read} read, {dataset.files_skipped} skipped, {len(chunks)} chunks"]
               if dataset.files_read is not None else []),
             "skipped as invalid (records or files): " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),
@@ -268,31 +271,10 @@ def select_question_sets(
     return {name: list(available[name])[:limit] if limit else list(available[name]) for name in names}
 
 
-def documents_fingerprint(documents: Sequence[Document]) -> str:
-    return sha256_strings(part for d in documents for part in (d.doc_id, d.url, d.title, d.text))
-
-
 def questions_fingerprint(questions: Sequence[Question]) -> str:
     return sha256_strings(
         json.dumps([q.qid, q.text, q.gold_urls, q.answers, q.qtype], ensure_ascii=False) for q in questions
     )
-
-
-def cached_chunks(documents: Sequence[Document], config: RunConfig, progress: bool) -> tuple[list[Chunk], str]:
-    """Chunk the documents, or read the chunks cached for the same documents and settings."""
-    key = sha256_text(documents_fingerprint(documents) + config.chunking.model_dump_json())
-    path = config.cache_dir / "chunks" / f"{key[:32]}.json"
-    chunks: list[Chunk] | None = None
-    if path.is_file():
-        try:
-            chunks = [Chunk(**record) for record in json.loads(path.read_text(encoding="utf-8"))]
-        except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
-            log.warning("ignoring unreadable chunk cache %s (%s)", path, exc)
-    if chunks is None:
-        chunks = chunk_documents(documents, config.chunking, progress=progress)
-        atomic_write_json(path, [dataclasses.asdict(chunk) for chunk in chunks], indent=None)
-    fingerprint = sha256_strings(part for c in chunks for part in (c.chunk_id, c.url, c.text))
-    return chunks, fingerprint
 
 
 def cached_comparison(

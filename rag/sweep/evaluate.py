@@ -29,7 +29,8 @@ from rag.config import RunConfig
 from rag.data import load_dataset
 from rag.io_utils import sha256_text
 from rag.retrievers.base import Retriever
-from rag.runner.pipeline import cached_chunks, select_question_sets
+from rag.chunking import cached_chunks
+from rag.runner.pipeline import select_question_sets
 from rag.runner.retrieval import RetrievalStage, spec_fingerprint
 from rag.runner.scoring import RetrievalScorer
 from rag.runner.timing import StageTimer
@@ -78,7 +79,7 @@ class SweepEvaluator:
         key = config.chunking.model_dump_json()
         if key not in self._chunks:
             with self.timer.stage("chunk"):
-                self._chunks[key] = cached_chunks(self.dataset.documents, config, self.progress)
+                self._chunks[key] = cached_chunks(self.dataset.documents, config.chunking, config.cache_dir, self.progress)
         return self._chunks[key]
 
     @staticmethod
