@@ -168,14 +168,14 @@ def test_glob_semantics(pattern, path, matches):
 
 def test_demo_folder_config_reads_this_projects_docs_and_chunking_settings_key_the_cache(tmp_path, tokenizer):
     from rag.config import load_config
-    from rag.runner.pipeline import cached_chunks
+    from rag.chunking import cached_chunks
 
     config_file = Path(__file__).resolve().parents[2] / "configs" / "docs.yaml"
     fingerprints = {}
     for headings in ("true", "false", "true"):
         config = load_config(config_file, [f"cache_dir={tmp_path}", f"chunking.headings={headings}"])
         dataset = load_dataset(config.dataset)
-        chunks, fingerprint = cached_chunks(dataset.documents, config, progress=False)
+        chunks, fingerprint = cached_chunks(dataset.documents, config.chunking, config.cache_dir, progress=False)
         assert fingerprints.setdefault(headings, fingerprint) == fingerprint  # the second time: from the cache
         per_document = {url: sum(chunk.url == url for chunk in chunks) for url in (d.url for d in dataset.documents)}
         assert len(per_document) >= 5 and min(per_document.values()) >= 2, per_document  # multi-chunk documents
