@@ -296,8 +296,8 @@ def _noncentrality(df: int, level: float, power: float) -> float:
 
     critical = stats.t.ppf(1 - level / 2, df)
 
-    def shortfall(delta: float) -> float:
-        return stats.nct.sf(critical, df, delta) + stats.nct.cdf(-critical, df, delta) - power
+    def shortfall(delta: float) -> float:  # scipy returns NaN for the far tail opposite the shift (< 1e-16): 0
+        return stats.nct.sf(critical, df, delta) + np.nan_to_num(stats.nct.cdf(-critical, df, delta)) - power
 
     high = critical + stats.norm.ppf(power) + 1.0
     while shortfall(high) < 0:
