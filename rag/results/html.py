@@ -239,7 +239,7 @@ def write_html_report(path: Path, title: str, comparison: Comparison, per_query:
                       separators=(",", ":")).replace("<", "\\u003c")
     html = environment.get_template("report.html.j2").render(
         title=title,
-        rule=lines[0],
+        rule=lines[0].rstrip(":") + ".",
         overall=overall_line(comparison.recommendation) if comparison.recommendation else "",
         per_set=[line.strip() for line in lines[2:]] if comparison.recommendation else [],
         answers={"head": answers[0], "lines": [line.strip() for line in answers[1:]]} if answers else None,
