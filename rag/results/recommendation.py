@@ -76,6 +76,20 @@ class Recommendation:
         """JSON-safe (NaN and inf -> None): the recommendation and every input of the rule."""
         return _json_safe(asdict(self))
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Recommendation":
+        """The inverse of :meth:`as_dict` (None -> NaN), e.g. from a run's comparison.json."""
+        sets = [SetRecommendation(**{**_nan(s, ("method_ms_per_query", "best_mean")),
+                                     "versus": [Versus(**_nan(v, ("margin", "p_adjusted", "smallest_p_adjusted", "mdd",
+                                                                  "mean", "ms_per_query"))) for v in s["versus"]]})
+                for s in data["sets"]]
+        return cls(**{**data, "sets": sets, "ms_per_query": {k: math.nan if v is None else v
+                                                             for k, v in data["ms_per_query"].items()}})
+
+
+def _nan(data: dict[str, Any], floats: Sequence[str]) -> dict[str, Any]:
+    return {k: (math.nan if k in floats and v is None else v) for k, v in data.items()}
+
 
 def _json_safe(value: Any) -> Any:
     if isinstance(value, dict):

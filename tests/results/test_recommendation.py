@@ -139,3 +139,28 @@ def test_default_primary() -> None:
     assert default_primary(["mrr@10", "ndcg@10", "chunk:ndcg@10", "f1"], 10) == "ndcg@10"
     assert default_primary(["mrr@10", "recall@5", "f1"], 10) == "mrr@10"
     assert default_primary(["f1", "em"], 10) is None
+
+
+def test_results_markdown_prints_the_recommendation_and_the_lift(tmp_path, monkeypatch, capsys) -> None:
+    """scripts/results_markdown.py on written files: the run's own sentences, rebuilt from comparison.json."""
+    import runpy
+    import sys
+
+    from rag.results.format import overall_line
+    from rag.results.recommendation import Recommendation
+    from rag.results.writers import write_comparison
+
+    n = 30
+    answers = {"s1": {"dense": ramp(n, 0.3), "convex": ramp(n, 0.35), "closed_book": ramp(n)}}
+    comparison = compare(frame({"s1": {"dense": ramp(n), "convex": ramp(n, 0.1)}}, answers), ["ndcg@10", "f1"],
+                         SETTINGS, control="closed_book")
+    write_comparison(comparison, tmp_path, "trec", "url")
+    data = __import__("json").loads((tmp_path / "comparison.json").read_text())
+    assert overall_line(Recommendation.from_dict(data["recommendation"])) == overall_line(comparison.recommendation)
+    monkeypatch.setattr(sys, "argv", ["results_markdown.py", str(tmp_path), "--metrics", "ndcg@10,f1"])
+    runpy.run_path(str(__import__("pathlib").Path(__file__).parents[2] / "scripts" / "results_markdown.py"),
+                   run_name="__main__")
+    printed = capsys.readouterr().out
+    assert overall_line(comparison.recommendation) in printed and printed.index("Recommendation") < printed.index("| question set")
+    assert "- s1 (30 q): use convex (0.500), +0.100 [+0.100, +0.100] over dense" in printed
+    assert "**Answers: lift over closed_book**" in printed and "| convex | +0.350 [+0.350, +0.350]* |" in printed
