@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import (
@@ -36,6 +36,7 @@ from rag.chunking import ChunkingConfig
 from rag.data import DatasetConfig
 from rag.errors import ConfigError
 from rag.generation import GeneratorConfig
+from rag.generation.config import LocalGeneratorConfig, OpenAIGeneratorConfig
 from rag.retrievers.base import RETRIEVERS, RetrieverParams
 from rag.validation import ENTRY_NAME_PATTERN, ConfigModel, config_error_from_validation, entry_label
 
@@ -82,6 +83,9 @@ class EvaluationSection(StrictModel):
     sign-flip randomization (t-test p-values reported alongside), ``correction`` across the method
     pairs of one metric and question set. ``answer_in_context``: the cut-offs k of
     ``answer_in_context@k`` (a reference answer in the top-k chunks; default ``[top_k]``).
+    ``judge``: an optional LLM judge of the answers (off by default): a generator config of type
+    ``openai`` (any OpenAI-compatible endpoint) or ``local`` (rag/generation/judge.py; its verdict is
+    the ``judge`` answer metric, its agreement with match and EM is reported).
     ``primary``: the URL-level metric the recommendation reads (default ``ndcg@top_k`` when measured,
     else the first metric; docs/evaluation.md, "Recommendation")."""
 
@@ -98,6 +102,7 @@ class EvaluationSection(StrictModel):
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     answer_in_context: list[PositiveInt] | None = Field(default=None, min_length=1)
     primary: str | None = None
+    judge: Annotated[Union[OpenAIGeneratorConfig, LocalGeneratorConfig], Field(discriminator="type")] | None = None
 
     @field_validator("metrics")
     @classmethod

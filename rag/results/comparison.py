@@ -105,7 +105,7 @@ def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: Statistic
             for item in summary.itertuples():
                 row = rows[(question_set, item.method)]
                 row[metric], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = item.mean, item.ci_low, item.ci_high
-                if metric not in schema.ANSWER_METRICS:
+                if metric not in schema.ANSWER_COLUMNS:
                     row[f"{metric}_undefined"] = int(item.n_undefined)
             pairwise_frames.append(pairwise.assign(question_set=question_set, metric=metric))
     table = pd.DataFrame(list(rows.values()))
@@ -120,7 +120,7 @@ def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: Statistic
     comparison.verdicts = verdicts(per_query, comparison)
     comparison.control = control
     if control is not None and control in methods:
-        comparison.lifts = answer_lifts(per_query, [m for m in metrics if m in schema.ANSWER_METRICS], control, settings)
+        comparison.lifts = answer_lifts(per_query, [m for m in metrics if m in schema.ANSWER_COLUMNS], control, settings)
     primary = primary or default_primary(metrics)
     if primary is not None:
         comparison.recommendation = recommend(table, pairwise, primary, settings.alpha)

@@ -168,7 +168,8 @@ def lift_cell(lift: pd.Series | dict) -> str:
     return f"{lift['method']} {signed(lift['lift'])} {interval(lift['ci_low'], lift['ci_high'], sign=True)}{star}"
 
 
-def lift_lines(comparison: Comparison, metrics: Sequence[str] = ("f1", "match"), width: int = TERMINAL_WIDTH) -> list[str]:
+def lift_lines(comparison: Comparison, metrics: Sequence[str] = ("f1", "match", "judge"),
+               width: int = TERMINAL_WIDTH) -> list[str]:
     """Each method's answer lift over the no-context baseline, pooled over the answered sets (or the one
     answered set), one wrapped line per answer metric, methods by lift."""
     lifts = comparison.lifts

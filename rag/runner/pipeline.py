@@ -28,6 +28,7 @@ from rag.data import Dataset, load_dataset
 from rag.errors import ConfigError
 from rag.generation import build_generator
 from rag.generation.base import GenerationResult, Generator
+from rag.generation.judge import agreement, agreement_line, judge_generator_config, judge_per_query
 from rag.generation.llm import api_key_for
 from rag.generation.sizing import size_generator
 from rag.io_utils import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file, sha256_strings, sha256_text
@@ -84,6 +85,8 @@ def run_benchmark(
     redactor = Redactor.for_config(config, environ)
     if config.generation is not None:
         api_key_for(config.generation.generator, environ)  # a remote endpoint without its key: fail before any work
+        if config.evaluation.judge is not None:
+            api_key_for(config.evaluation.judge, environ)
     timer = StageTimer()
     with timer.stage("load"):  # before the run directory exists: bad data leaves no directory behind
         dataset = load_dataset(config.dataset, skip_invalid=options.skip_invalid)
@@ -197,6 +200,16 @@ def _run_stages(
         tied = count_ties_crossing(rankings, [k for k in scorer.cutoffs() if k is not None])
     manifest.update(lists_with_tie_crossing_cutoff=tied)
 
+    judged = config.generation is not None and config.evaluation.judge is not None
+    if judged:
+        with timer.stage("judge"):
+            references = {(name, q.qid): q.answers for name, qs in question_sets.items() for q in qs if q.answers}
+            with generator_factory(judge_generator_config(config.evaluation.judge), config.cache_dir / "judge") as judge:
+                per_query = judge_per_query(per_query, references, judge)
+        judge_agreement = agreement(per_query)
+        manifest.update(judge_agreement=judge_agreement)
+        generation_facts.append(agreement_line(judge_agreement))
+
     with timer.stage("statistics"):
         settings = StatisticsSettings(
             confidence=config.evaluation.confidence,
@@ -206,7 +219,7 @@ def _run_stages(
             seed=config.seed,
         )
         metric_columns = scorer.columns() + [f"answer_in_context@{k}" for k in answer_in_context_ks] + (
-            list(ANSWER_METRICS) if config.generation is not None else [])
+            list(ANSWER_METRICS) if config.generation is not None else []) + ([schema.JUDGE] if judged else [])
         control = next(iter(sorted(closed_book)), None)
         comparison = cached_comparison(per_query, metric_columns, settings, config.cache_dir,
                                        config.evaluation.primary or default_primary(metric_columns, config.top_k), control)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
+from rag.generation.judge import agreement_line
 from rag.results.format import TERMINAL_WIDTH, lift_lines, recommendation_lines, terminal_tables, verdict_lines
 from rag.runner.pipeline import RunResult
 
@@ -28,6 +29,9 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
                  f"{comparison.settings.confidence:.0%} CI):", *verdict_lines(comparison, width=width), ""] if verbose
                 else ["Verdict per metric: comparison.md, report.html, or --verbose.", ""])
     answers = lift_lines(comparison, width=width)
+    if result.manifest.get("judge_agreement"):
+        answers += textwrap.wrap(agreement_line(result.manifest["judge_agreement"]), width=width,
+                                 initial_indent="  ", subsequent_indent="    ")
     return "\n".join([
         "",
         *recommendation_lines(comparison, width=width),
