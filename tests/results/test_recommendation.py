@@ -164,3 +164,21 @@ def test_results_markdown_prints_the_recommendation_and_the_lift(tmp_path, monke
     assert overall_line(comparison.recommendation) in printed and printed.index("Recommendation") < printed.index("| question set")
     assert "- s1 (30 q): use convex (0.500), +0.100 [+0.100, +0.100] over dense" in printed
     assert "**Answers: lift over closed_book**" in printed and "| convex | +0.350 [+0.350, +0.350]* |" in printed
+
+
+def test_first_screen_of_the_main_job_fits_25_lines() -> None:
+    """4 sets x 4 retrieval methods + closed_book and oracle answering one set: the recommendation and
+    the answer lift (with a blank line between) take at most 25 lines of at most 100 columns."""
+    rng = np.random.default_rng(3)
+    n = 28
+    scores = {s: {m: list(rng.random(n)) for m in ("dense", "bm25", "rrf", "convex")}
+              for s in ("seed_style", "known_item", "multi_doc", "reference")}
+    answers = {"known_item": {m: list(rng.random(n)) for m in ("dense", "bm25", "rrf", "convex", "closed_book",
+                                                               "oracle")}}
+    per_query = frame(scores, answers)
+    per_query["match"] = (per_query["f1"] > 0.5).astype(float).where(per_query["f1"].notna())
+    comparison = compare(per_query, ["ndcg@10", "f1", "match"], StatisticsSettings(n_resamples=500),
+                         control="closed_book")
+    lines = recommendation_lines(comparison) + [""] + lift_lines(comparison)
+    assert len(lines) <= 25 and max(map(len, lines)) <= 100
+    assert "smallest possible p after Holm 0.01" in " ".join(lift_lines(comparison, width=10_000))  # 5 / 501
