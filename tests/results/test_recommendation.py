@@ -182,3 +182,19 @@ def test_first_screen_of_the_main_job_fits_25_lines() -> None:
     lines = recommendation_lines(comparison) + [""] + lift_lines(comparison)
     assert len(lines) <= 25 and max(map(len, lines)) <= 100
     assert "smallest possible p after Holm 0.01" in " ".join(lift_lines(comparison, width=10_000))  # 5 / 501
+
+
+def test_terminal_summary_puts_verdicts_behind_verbose(tmp_path) -> None:
+    from rag.runner.pipeline import RunResult
+    from rag.runner.summary import summary_text
+
+    n = 30
+    per_set = {"dense": ramp(n), "bm25": ramp(n, -0.1), "convex": ramp(n, 0.1)}
+    comparison = compare(frame({"s1": per_set, "s2": per_set}), ["ndcg@10"], SETTINGS)
+    result = RunResult(tmp_path, comparison, pd.DataFrame(), {"load": 1.0}, {})
+    short, verbose = summary_text(result), summary_text(result, verbose=True)
+    first_screen = short.splitlines()[:25]
+    assert any(line.strip().startswith("Use convex:") for line in first_screen)
+    assert "convex best on ndcg@10" not in short and "--verbose" in short
+    assert "convex best on ndcg@10 (0.500): +0.100" in verbose
+    assert "paired paired" not in verbose and "paired sign-flip randomization test, Holm-adjusted" in verbose
