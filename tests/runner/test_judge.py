@@ -1,5 +1,5 @@
 """The optional LLM judge: verdict parsing, agreement against hand-computed Cohen's kappa, and the real
-managed SmolLM2 server judging the real SmolLM2's answers through the pipeline (cached verdicts)."""
+managed SmolLM2 server judging the real SmolLM2's answers through the pipeline."""
 
 from __future__ import annotations
 
@@ -59,7 +59,4 @@ def test_smollm2_judges_answers_in_a_run(tmp_path: Path) -> None:
     assert "judge" in manifest["timings"]
     lifts = json.loads((tmp_path / "run" / "comparison.json").read_text())["answer_lift"]
     assert {row["metric"] for row in lifts} >= {"f1", "match", "judge"}
-    # the verdicts are cached: a second run asks the judge nothing (its stage takes no server start)
-    assert main(["--config", str(path), "--quiet", "--output-dir", str(tmp_path / "again")]) == 0
-    again = pd.read_csv(tmp_path / "again" / "per_query.csv")
-    pd.testing.assert_series_equal(again["judge"], per_query["judge"])
+    assert any((tmp_path / "cache" / "judge").iterdir())  # the verdicts went through the generators' cache
