@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import (
@@ -36,6 +36,7 @@ from rag.chunking import ChunkingConfig
 from rag.data import DatasetConfig
 from rag.errors import ConfigError
 from rag.generation import GeneratorConfig
+from rag.generation.config import LocalGeneratorConfig, OpenAIGeneratorConfig
 from rag.retrievers.base import RETRIEVERS, RetrieverParams
 from rag.validation import ENTRY_NAME_PATTERN, ConfigModel, config_error_from_validation, entry_label
 
@@ -62,12 +63,14 @@ class GenerationSection(StrictModel):
 
     ``questions_per_set``: LLM answers for a seeded sample of this many questions per question set
     (the same questions for every method, so paired tests stay paired); ``null`` = all questions.
-    Each method's top-k chunks are the contexts; the generator's own ``max_chunks`` and
+    ``question_sets``: the sets that get answers (default: every set of the run), so the answer budget
+    can go where references are short and verifiable. Each method's top-k chunks are the contexts; the generator's own ``max_chunks`` and
     ``context_token_budget`` bound what enters the prompt.
     """
 
     generator: GeneratorConfig
     questions_per_set: PositiveInt | None = None
+    question_sets: list[str] | None = Field(None, min_length=1)
 
 
 class EvaluationSection(StrictModel):
@@ -79,7 +82,12 @@ class EvaluationSection(StrictModel):
     equally scored items (McSherry & Najork 2008). Paired tests:
     sign-flip randomization (t-test p-values reported alongside), ``correction`` across the method
     pairs of one metric and question set. ``answer_in_context``: the cut-offs k of
-    ``answer_in_context@k`` (a reference answer in the top-k chunks; default ``[top_k]``)."""
+    ``answer_in_context@k`` (a reference answer in the top-k chunks; default ``[top_k]``).
+    ``judge``: an optional LLM judge of the answers (off by default): a generator config of type
+    ``openai`` (any OpenAI-compatible endpoint) or ``local`` (rag/generation/judge.py; its verdict is
+    the ``judge`` answer metric, its agreement with match and EM is reported).
+    ``primary``: the URL-level metric the recommendation reads (default ``ndcg@top_k`` when measured,
+    else the first metric; docs/evaluation.md, "Recommendation")."""
 
     metrics: list[str] = Field(
         default_factory=lambda: ["mrr@10", "recall@10", "ndcg@10", "map@10", "p@10", "hit@10"], min_length=1
@@ -93,6 +101,8 @@ class EvaluationSection(StrictModel):
     correction: Literal["holm", "none"] = "holm"
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     answer_in_context: list[PositiveInt] | None = Field(default=None, min_length=1)
+    primary: str | None = None
+    judge: Annotated[Union[OpenAIGeneratorConfig, LocalGeneratorConfig], Field(discriminator="type")] | None = None
 
     @field_validator("metrics")
     @classmethod
@@ -100,6 +110,19 @@ class EvaluationSection(StrictModel):
         from evaluation.metrics import parse_metric
 
         return [parse_metric(metric).column for metric in metrics]
+
+    @field_validator("primary")
+    @classmethod
+    def _primary_measured(cls, primary: str | None, info: ValidationInfo) -> str | None:
+        from evaluation.metrics import parse_metric
+
+        if primary is None:
+            return None
+        column = parse_metric(primary).column
+        measured = info.data.get("metrics") or []
+        if column not in measured:
+            raise ValueError(f"{primary!r} is not among evaluation.metrics {measured}; expected one of them")
+        return column
 
 
 class RunConfig(StrictModel):
@@ -200,6 +223,18 @@ class RunConfig(StrictModel):
             if k > self.depth:
                 raise ConfigError("evaluation.answer_in_context",
                                   f"cut-off {k} exceeds depth {self.depth}; expected a cut-off <= {self.depth}")
+        return self
+
+    @model_validator(mode="after")
+    def _answered_sets_in_run(self) -> "RunConfig":
+        """``generation.question_sets`` must name sets of the run (when the run names its sets)."""
+        wanted = self.generation.question_sets if self.generation is not None else None
+        known = self.question_sets or getattr(self.dataset, "question_sets", None)
+        if wanted and known:
+            unknown = [name for name in wanted if name not in known]
+            if unknown:
+                raise ConfigError("generation.question_sets",
+                                  f"unknown question set(s) {unknown}; expected names among {list(known)}")
         return self
 
     def retriever(self, name: str) -> RetrieverSpec:

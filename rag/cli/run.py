@@ -21,6 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_selection_options(parser)
     parser.add_argument("--no-generation", action="store_true", help="skip answer generation")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run (same config)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="print the verdict of every question set and metric below the recommendation")
     parser.add_argument("--skip-invalid", action="store_true",
                         help="skip invalid data records (counted in the manifest and report) instead of failing")
     parser.add_argument("--strict", action="store_true",
@@ -49,5 +51,5 @@ def main(argv: Sequence[str], use_redactor) -> int:
     options = RunOptions(output_dir=args.output_dir.resolve() if args.output_dir else None,
                          resume=args.resume, skip_invalid=args.skip_invalid, progress=not args.quiet)
     result = run_benchmark(config, options)
-    print(redactor.text(summary_text(result)))
+    print(redactor.text(summary_text(result, verbose=args.verbose)))
     return EXIT_OK

@@ -29,17 +29,19 @@ from rag.data.questions.provenance import provenance_fact
 from rag.errors import ConfigError
 from rag.generation import build_generator
 from rag.generation.base import GenerationResult, Generator
+from rag.generation.judge import agreement, agreement_line, judge_generator_config, judge_per_query
 from rag.generation.llm import api_key_for
 from rag.generation.sizing import size_generator
 from rag.io_utils import atomic_write_bytes, atomic_write_text, sha256_file, sha256_strings, sha256_text
 from rag.manifest import Manifest
-from rag.runner.answers import answer_sample, generate_answers, request_key
+from rag.runner.answers import answer_power_warning, answer_sample, generate_answers, request_key
 from rag.runner.contexts import answer_in_context_columns, baseline_rankings, closed_book_methods, generation_requests
 from rag.runner.generation_stats import GenerationCounts
 from rag.runner.retrieval import CachedRanking, RetrievalStage
 from rag.runner.rundir import RunDirectory, open_run_directory
 from rag.results import schema
 from rag.results.comparison import Comparison, StatisticsSettings, compare
+from rag.results.recommendation import default_primary
 from rag.results.curves import curves
 from rag.results.format import legend
 from rag.results.html import write_html_report
@@ -51,6 +53,8 @@ from rag.types import Question
 
 log = logging.getLogger(__name__)
 SKIPPED_LISTED = 20  # skipped records or files named in the report (the manifest lists more)
+#: Bumped whenever :class:`Comparison` gains fields, so older cached statistics are recomputed.
+STATISTICS_VERSION = 2
 GeneratorFactory = Callable[[Any, Path], AbstractContextManager[Generator]]
 
 
@@ -83,10 +87,18 @@ def run_benchmark(
     redactor = Redactor.for_config(config, environ)
     if config.generation is not None:
         api_key_for(config.generation.generator, environ)  # a remote endpoint without its key: fail before any work
+        if config.evaluation.judge is not None:
+            api_key_for(config.evaluation.judge, environ)
     timer = StageTimer()
     with timer.stage("load"):  # before the run directory exists: bad data leaves no directory behind
         dataset = load_dataset(config.dataset, skip_invalid=options.skip_invalid)
         question_sets = select_question_sets(dataset, config.question_sets, config.limit)
+    if config.generation is not None and (warning := answer_power_warning(
+            {name: len(ids) for name, ids in answered_questions(config, question_sets).items()},
+            len(config.methods or config.retrievers) + len(config.baselines),
+            bool(closed_book_methods(config.baselines)), config.evaluation.alpha, config.evaluation.n_resamples,
+            None if config.evaluation.correction == "none" else config.evaluation.correction)):
+        log.warning(warning)
     plan = redactor.deep({"config": config.model_dump(mode="json"), "skip_invalid": options.skip_invalid})
     run_dir = open_run_directory(config.output_dir, config.name, plan, options.output_dir, options.resume)
     manifest = Manifest(
@@ -105,6 +117,15 @@ def run_benchmark(
     except BaseException as exc:
         manifest.finish("failed", timings=timer.seconds, error=f"{type(exc).__name__}: {exc}")
         raise
+
+
+def answered_questions(config: RunConfig, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, set[str]]:
+    """The ids of the questions that get generated answers, per set: a seeded sample of
+    ``generation.questions_per_set`` in the sets of ``generation.question_sets`` (default every set)."""
+    assert config.generation is not None
+    chosen = config.generation.question_sets
+    return {name: answer_sample(qs, config.generation.questions_per_set, config.seed, name)
+            if chosen is None or name in chosen else set() for name, qs in question_sets.items()}
 
 
 def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, Any]:
@@ -167,10 +188,7 @@ def _run_stages(
     generation_facts: list[str] = []
     asked: dict[str, set[str]] = {name: set() for name in question_sets}
     if config.generation is not None:
-        asked = {
-            name: answer_sample(qs, config.generation.questions_per_set, config.seed, name)
-            for name, qs in question_sets.items()
-        }
+        asked = answered_questions(config, question_sets)
         requests = generation_requests(contexts, question_sets, asked, config.top_k, chunk_text, closed_book)
         generator_config = size_generator(config.generation.generator, config.top_k, config.chunking.max_tokens)
         with timer.stage("generate"):
@@ -193,6 +211,16 @@ def _run_stages(
         tied = count_ties_crossing(rankings, [k for k in scorer.cutoffs() if k is not None])
     manifest.update(lists_with_tie_crossing_cutoff=tied)
 
+    judged = config.generation is not None and config.evaluation.judge is not None
+    if judged:
+        with timer.stage("judge"):
+            references = {(name, q.qid): q.answers for name, qs in question_sets.items() for q in qs if q.answers}
+            with generator_factory(judge_generator_config(config.evaluation.judge), config.cache_dir / "judge") as judge:
+                per_query = judge_per_query(per_query, references, judge)
+        judge_agreement = agreement(per_query)
+        manifest.update(judge_agreement=judge_agreement)
+        generation_facts.append(agreement_line(judge_agreement))
+
     with timer.stage("statistics"):
         settings = StatisticsSettings(
             confidence=config.evaluation.confidence,
@@ -202,8 +230,10 @@ def _run_stages(
             seed=config.seed,
         )
         metric_columns = scorer.columns() + [f"answer_in_context@{k}" for k in answer_in_context_ks] + (
-            list(ANSWER_METRICS) if config.generation is not None else [])
-        comparison = cached_comparison(per_query, metric_columns, settings, config.cache_dir)
+            list(ANSWER_METRICS) if config.generation is not None else []) + ([schema.JUDGE] if judged else [])
+        control = next(iter(sorted(closed_book)), None)
+        comparison = cached_comparison(per_query, metric_columns, settings, config.cache_dir,
+                                       config.evaluation.primary or default_primary(metric_columns, config.top_k), control)
 
     with timer.stage("report"):
         level = "+".join(config.evaluation.levels)
@@ -278,20 +308,23 @@ def questions_fingerprint(questions: Sequence[Question]) -> str:
 
 
 def cached_comparison(
-    per_query: pd.DataFrame, metrics: Sequence[str], settings: StatisticsSettings, cache_dir: Path
+    per_query: pd.DataFrame, metrics: Sequence[str], settings: StatisticsSettings, cache_dir: Path,
+    primary: str | None = None, control: str | None = None,
 ) -> Comparison:
     """:func:`rag.results.comparison.compare` (bootstrap CIs and paired tests, the slowest part of a warm
-    run), cached on disk under the hash of the per-query columns it reads, the metrics and the settings
-    (not of run-specific columns such as ``attempts``, which differ between a cold and a cached run)."""
+    run), cached on disk under the hash of the per-query columns it reads, the metrics, the settings,
+    the primary metric and the control (not of run-specific columns such as ``attempts``, which differ
+    between a cold and a cached run)."""
     columns = ["question_set", "method", "qid", *metrics, *schema.STATISTICS_INPUTS]
-    key = sha256_text(per_query[columns].to_csv(index=False) + json.dumps([list(metrics), vars(settings)]))
+    key = sha256_text(per_query[columns].to_csv(index=False)
+                      + json.dumps([list(metrics), vars(settings), primary, control, STATISTICS_VERSION]))
     path = cache_dir / "statistics" / f"{key[:32]}.pkl"
     if path.is_file():
         try:
             return pd.read_pickle(path)
         except Exception as exc:  # noqa: BLE001 - any unreadable cache file is recomputed
             log.warning("ignoring unreadable statistics cache %s (%s)", path, exc)
-    comparison = compare(per_query, metrics, settings)
+    comparison = compare(per_query, metrics, settings, primary=primary, control=control)
     buffer = io.BytesIO()
     pd.to_pickle(comparison, buffer)
     atomic_write_bytes(path, buffer.getvalue())

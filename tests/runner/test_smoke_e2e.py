@@ -221,9 +221,17 @@ def test_report_in_a_real_browser(smoke: Path) -> None:
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto((smoke / "run" / "report.html").as_uri())
-        verdict = page.locator("#verdict + h3 + ul.verdict li")
-        assert verdict.count() >= 7 and verdict.first.is_visible()
-        assert "mrr@10" in verdict.first.text_content()
+        recommendation = json.loads((smoke / "run" / "comparison.json").read_text())["recommendation"]
+        overall = page.locator("#recommendation + p.overall")
+        assert overall.is_visible() and overall.bounding_box()["y"] < 900  # on the first screen
+        assert recommendation["method"] and recommendation["method"] in overall.text_content()
+        assert recommendation["primary"] == "ndcg@10" and "ndcg@10" in overall.text_content()
+        assert page.locator("ul.per-set li").count() == len(recommendation["sets"])
+        verdict = page.locator("#verdict ul.verdict li")
+        assert verdict.count() >= 7 and not verdict.first.is_visible()  # collapsed below the recommendation
+        page.locator("#verdict summary").click()
+        assert verdict.first.is_visible() and "mrr@10" in verdict.first.text_content()
+        page.screenshot(path=str(smoke / "report.png"))
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         assert page.locator("#dd-list .question").count() == 25  # first page of 30 questions
         assert page.locator("#dd-count").text_content().startswith("30 questions")
