@@ -1,0 +1,188 @@
+"""Milvus as a vector store and as a search engine: one collection per retriever.
+
+``store: {type: milvus, uri: ...}``: a ``uri`` that is a file name (default ``milvus.db``) is a
+milvus-lite database, an embedded engine in a local file; a relative one lives in the retriever's
+own index directory (``<cache_dir>/index/<name>/``), so caches never land elsewhere. An
+``http(s)://host:19530`` URI is a Milvus server or cluster, the same client and collections; its
+token, if any, is read from the environment variable named by ``token_env`` (never from the config).
+
+A collection holds the fields a retriever needs: ``id`` (the chunk id, primary key), ``dense``
+(our precomputed float32 embeddings, COSINE; index ``FLAT``, ``HNSW`` or ``IVF_FLAT`` with
+``params``, e.g. ``{M: 16, efConstruction: 200}`` / ``{nlist: 128}``, and ``search_params``, e.g.
+``{ef: 200}`` / ``{nprobe: 16}``), and for full-text search ``text`` (analyzed by the collection's
+``analyzer``) with ``sparse``, the output of Milvus's BM25 function (``SPARSE_INVERTED_INDEX``,
+metric BM25, ``bm25_k1`` / ``bm25_b``). The engine embeds nothing: vectors always come from our
+content-addressed embedding store (:mod:`rag.embeddings`).
+
+Like the Chroma store (:mod:`rag.retrievers.chroma_store`), a collection is named after a hash of
+everything it depends on, reused when it matches and rebuilt otherwise; the collection property
+``rag_complete`` is set only after the last row was inserted and flushed, so an interrupted build is
+dropped and built again. Stale collections of the same retriever (same prefix, other hash) are dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from rag.errors import BenchError
+from rag.progress import progress as progress_bar
+from rag.validation import ConfigModel
+
+COMPLETE_KEY = "rag_complete"
+ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]*$"
+
+
+class MilvusStoreConfig(ConfigModel):
+    """Where a retriever's Milvus collection lives and how its dense field is indexed."""
+
+    type: Literal["milvus"]
+    uri: str = Field("milvus.db", min_length=1, description="milvus-lite file (relative: in the retriever's index "
+                                                             "directory) or http(s)://host:port of a server")
+    token_env: str | None = Field(None, pattern=ENV_NAME_PATTERN, description="environment variable holding the token")
+    index: Literal["FLAT", "HNSW", "IVF_FLAT"] = "HNSW"
+    params: dict[str, int | float] = Field(default_factory=lambda: {"M": 16, "efConstruction": 200},
+                                           description="index build parameters (HNSW: M, efConstruction; IVF: nlist)")
+    search_params: dict[str, int | float] = Field(default_factory=lambda: {"ef": 200},
+                                                  description="search parameters (HNSW: ef; IVF: nprobe)")
+    batch_size: int = Field(1000, gt=0, description="rows per insert call")
+
+    def is_server(self) -> bool:
+        return self.uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+
+
+def milvus_client(config: MilvusStoreConfig, directory: Path):
+    """A ``MilvusClient`` for ``config.uri`` (a local file is placed under ``directory`` when relative)."""
+    try:
+        from pymilvus import MilvusClient
+    except ImportError:
+        raise BenchError("store type 'milvus' needs pymilvus and milvus-lite: pip install 'hybrid-rag-bench[milvus]'") from None
+    if config.is_server():
+        token = os.environ.get(config.token_env, "") if config.token_env else ""
+        try:
+            return MilvusClient(uri=config.uri, token=token)
+        except Exception as error:  # pymilvus raises MilvusException / grpc errors
+            raise BenchError(f"cannot reach the Milvus server at {config.uri}: {error}") from error
+    path = Path(config.uri).expanduser()
+    path = path if path.is_absolute() else directory / path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return MilvusClient(str(path))
+
+
+def collection_prefix(retriever_name: str) -> str:
+    """Milvus-safe name prefix of one retriever's collections (letters, digits, underscores)."""
+    return "rag_" + re.sub(r"[^A-Za-z0-9_]", "_", retriever_name)[:48] + "_"
+
+
+class MilvusCollection:
+    """One retriever's collection: ensure it holds the rows, then search its dense and BM25 fields."""
+
+    def __init__(self, client, retriever_name: str, config: MilvusStoreConfig):
+        self.client = client
+        self.prefix = collection_prefix(retriever_name)
+        self.config = config
+        self.name: str | None = None
+
+    # ---------------------------------------------------------------------------------------------
+    # Building
+
+    def ensure(self, key: str, chunk_ids: Sequence[str], vectors: np.ndarray | None = None,
+               texts: Sequence[str] | None = None, bm25: dict[str, Any] | None = None) -> bool:
+        """Make the collection for ``key`` hold exactly these rows (a ``dense`` field when ``vectors``
+        is given; ``text`` + BM25 ``sparse`` when ``texts`` is, ``bm25`` holding ``analyzer``,
+        ``k1``, ``b``); True when it was (re)built."""
+        name = self.prefix + key[:32]
+        for existing in self.client.list_collections():
+            if existing.startswith(self.prefix) and existing != name:
+                self.client.drop_collection(existing)
+        self.name = name
+        if self.client.has_collection(name):
+            properties = self.client.describe_collection(name).get("properties", {})
+            if str(properties.get(COMPLETE_KEY)) == "1":
+                self.client.load_collection(name)
+                return False
+            self.client.drop_collection(name)
+        self._create(name, None if vectors is None else vectors.shape[1], texts is not None, bm25 or {})
+        self._insert(chunk_ids, vectors, texts)
+        self.client.flush(name)
+        self.client.load_collection(name)
+        self.client.alter_collection_properties(name, {COMPLETE_KEY: "1"})
+        return True
+
+    def _create(self, name: str, dimension: int | None, with_text: bool, bm25: dict[str, Any]) -> None:
+        from pymilvus import DataType, Function, FunctionType
+
+        schema = self.client.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=1024)
+        index = self.client.prepare_index_params()
+        if dimension is not None:
+            schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dimension)
+            index.add_index("dense", index_type=self.config.index, metric_type="COSINE", params=dict(self.config.params))
+        if with_text:
+            schema.add_field("text", DataType.VARCHAR, max_length=65535, enable_analyzer=True,
+                             analyzer_params=bm25.get("analyzer"))
+            schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+            schema.add_function(Function(name="bm25", function_type=FunctionType.BM25,
+                                         input_field_names=["text"], output_field_names=["sparse"]))
+            index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
+                            params={"bm25_k1": bm25.get("k1", 1.2), "bm25_b": bm25.get("b", 0.75),
+                                    **bm25.get("index_params", {})})
+        self.client.create_collection(name, schema=schema, index_params=index)
+
+    def _insert(self, chunk_ids: Sequence[str], vectors: np.ndarray | None, texts: Sequence[str] | None) -> None:
+        batch = self.config.batch_size
+        with progress_bar(total=len(chunk_ids), desc=f"{self.prefix[:-1]}: adding to Milvus", unit="row") as progress:
+            for start in range(0, len(chunk_ids), batch):
+                rows = [{"id": chunk_id} for chunk_id in chunk_ids[start : start + batch]]
+                for offset, row in enumerate(rows):
+                    if vectors is not None:
+                        row["dense"] = vectors[start + offset].tolist()
+                    if texts is not None:
+                        row["text"] = texts[start + offset]
+                self.client.insert(self.name, rows)
+                progress.update(len(rows))
+
+    # ---------------------------------------------------------------------------------------------
+    # Searching: each returns, per query, [(chunk id, engine score)] best first
+
+    def dense_request(self, query_vectors: np.ndarray, limit: int):
+        from pymilvus import AnnSearchRequest
+
+        return AnnSearchRequest(data=[vector.tolist() for vector in query_vectors], anns_field="dense",
+                                param={"metric_type": "COSINE", "params": dict(self.config.search_params)}, limit=limit)
+
+    def bm25_request(self, queries: Sequence[str], limit: int):
+        from pymilvus import AnnSearchRequest
+
+        return AnnSearchRequest(data=list(queries), anns_field="sparse", param={"metric_type": "BM25"}, limit=limit)
+
+    def search(self, request) -> list[list[tuple[str, float]]]:
+        """One search request (:meth:`dense_request` or :meth:`bm25_request`)."""
+        if not request.data:
+            return []
+        hits = self.client.search(self.name, data=request.data, anns_field=request.anns_field,
+                                  search_params=request.param, limit=request.limit, output_fields=[])
+        return [_pairs(found, engine_score=request.anns_field == "sparse") for found in hits]
+
+    def hybrid_search(self, requests: Sequence, ranker, limit: int) -> list[list[tuple[str, float]]]:
+        """Milvus's hybrid search: one query per request (the engine fuses one query at a time)."""
+        hits = self.client.hybrid_search(self.name, reqs=list(requests), ranker=ranker, limit=limit, output_fields=[])
+        return [_pairs(found, engine_score=True) for found in hits]
+
+    def query(self, query_vectors: np.ndarray, k: int) -> list[list[str]]:
+        """Ids of the (approximate) ``k`` nearest neighbours of each query vector (the vector-store
+        interface of the dense retriever, :mod:`rag.retrievers.vector_store`)."""
+        return [[chunk_id for chunk_id, _ in found] for found in self.search(self.dense_request(query_vectors, k))]
+
+
+def _pairs(found, engine_score: bool) -> list[tuple[str, float]]:
+    """(id, score) of one query's hits: the cosine similarity for a dense search; for BM25 and fused
+    scores, which are >= 0 by construction, ``abs`` of the reported value (milvus-lite reports a
+    plain BM25 search's score negated, as a distance; a server reports it as is)."""
+    return [(str(hit["id"]), abs(float(hit["distance"])) if engine_score else float(hit["distance"])) for hit in found]
