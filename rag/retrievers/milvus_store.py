@@ -123,7 +123,7 @@ class MilvusCollection:
         index = self.client.prepare_index_params()
         if dimension is not None:
             schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dimension)
-            index.add_index("dense", index_type=self.config.index, metric_type="COSINE", params=dict(self.config.params))
+            index.add_index("dense", index_type=self.config.index, metric_type="COSINE", params=_build_params(self.config.params))
         if with_text:
             schema.add_field("text", DataType.VARCHAR, max_length=65535, enable_analyzer=True,
                              analyzer_params=bm25.get("analyzer"))
@@ -131,8 +131,8 @@ class MilvusCollection:
             schema.add_function(Function(name="bm25", function_type=FunctionType.BM25,
                                          input_field_names=["text"], output_field_names=["sparse"]))
             index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
-                            params={"bm25_k1": bm25.get("k1", 1.2), "bm25_b": bm25.get("b", 0.75),
-                                    **bm25.get("index_params", {})})
+                            params=_build_params({"bm25_k1": bm25.get("k1", 1.2), "bm25_b": bm25.get("b", 0.75),
+                                                  **bm25.get("index_params", {})}))
         self.client.create_collection(name, schema=schema, index_params=index)
 
     def _insert(self, chunk_ids: Sequence[str], vectors: np.ndarray | None, texts: Sequence[str] | None) -> None:
@@ -179,6 +179,13 @@ class MilvusCollection:
         """Ids of the (approximate) ``k`` nearest neighbours of each query vector (the vector-store
         interface of the dense retriever, :mod:`rag.retrievers.vector_store`)."""
         return [[chunk_id for chunk_id, _ in found] for found in self.search(self.dense_request(query_vectors, k))]
+
+
+def _build_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Index build parameters in both wire forms: pymilvus 3 sends each key as its own pair, which
+    a server reads; milvus-lite 3.2 reads only the JSON ``params`` pair of the older clients (which
+    a server reads too), so without it milvus-lite silently builds with its defaults."""
+    return {**params, "params": dict(params)} if params else {}
 
 
 def _pairs(found, engine_score: bool) -> list[tuple[str, float]]:
