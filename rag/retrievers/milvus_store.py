@@ -14,10 +14,10 @@ A collection holds the fields a retriever needs: ``id`` (the chunk id, primary k
 metric BM25, ``bm25_k1`` / ``bm25_b``). The engine embeds nothing: vectors always come from our
 content-addressed embedding store (:mod:`rag.embeddings`).
 
-Like the Chroma store (:mod:`rag.retrievers.chroma_store`), a collection is named after a hash of
-everything it depends on, reused when it matches and rebuilt otherwise; the collection property
-``rag_complete`` is set only after the last row was inserted and flushed, so an interrupted build is
-dropped and built again. Stale collections of the same retriever (same prefix, other hash) are dropped.
+Like the Chroma store, a collection follows :mod:`rag.retrievers.keyed_collections`: named after a
+hash of everything it depends on, reused when it matches and rebuilt otherwise; the collection
+properties ``rag_complete`` and ``rag_rows`` are set only after the last row was inserted and
+flushed, so an interrupted build is dropped and built again; stale collections are dropped.
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ from pydantic import Field
 
 from rag.errors import BenchError
 from rag.progress import progress as progress_bar
+from rag.retrievers.keyed_collections import KeyedCollections
 from rag.validation import ConfigModel
 
-COMPLETE_KEY = "rag_complete"
+COMPLETE_KEY, ROWS_KEY = "rag_complete", "rag_rows"
 ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]*$"
 
 
@@ -80,7 +81,7 @@ def collection_prefix(retriever_name: str) -> str:
     return "rag_" + re.sub(r"[^A-Za-z0-9_]", "_", retriever_name)[:48] + "_"
 
 
-class MilvusCollection:
+class MilvusCollection(KeyedCollections):
     """One retriever's collection: ensure it holds the rows, then search its dense and BM25 fields."""
 
     def __init__(self, client, retriever_name: str, config: MilvusStoreConfig):
@@ -97,23 +98,35 @@ class MilvusCollection:
         """Make the collection for ``key`` hold exactly these rows (a ``dense`` field when ``vectors``
         is given; ``text`` + BM25 ``sparse`` when ``texts`` is, ``bm25`` holding ``analyzer``,
         ``k1``, ``b``); True when it was (re)built."""
-        name = self.prefix + key[:32]
-        for existing in self.client.list_collections():
-            if existing.startswith(self.prefix) and existing != name:
-                self.client.drop_collection(existing)
-        self.name = name
+
+        def build(name: str) -> None:
+            self.name = name
+            self._create(name, None if vectors is None else vectors.shape[1], texts is not None, bm25 or {})
+            self._insert(chunk_ids, vectors, texts)
+            self.client.flush(name)
+            self.client.load_collection(name)
+
+        return self.ensure_collection(key, len(chunk_ids), build)
+
+    def collection_names(self) -> list[str]:
+        return list(self.client.list_collections())
+
+    def drop(self, name: str) -> None:
         if self.client.has_collection(name):
-            properties = self.client.describe_collection(name).get("properties", {})
-            if str(properties.get(COMPLETE_KEY)) == "1":
-                self.client.load_collection(name)
-                return False
             self.client.drop_collection(name)
-        self._create(name, None if vectors is None else vectors.shape[1], texts is not None, bm25 or {})
-        self._insert(chunk_ids, vectors, texts)
-        self.client.flush(name)
+
+    def is_complete(self, name: str, rows: int) -> bool:
+        if not self.client.has_collection(name):
+            return False
+        properties = self.client.describe_collection(name).get("properties", {})
+        return str(properties.get(COMPLETE_KEY)) == "1" and str(properties.get(ROWS_KEY)) == str(rows)
+
+    def use(self, name: str) -> None:
+        self.name = name
         self.client.load_collection(name)
-        self.client.alter_collection_properties(name, {COMPLETE_KEY: "1"})
-        return True
+
+    def mark_complete(self, name: str, rows: int) -> None:
+        self.client.alter_collection_properties(name, {COMPLETE_KEY: "1", ROWS_KEY: str(rows)})
 
     def _create(self, name: str, dimension: int | None, with_text: bool, bm25: dict[str, Any]) -> None:
         from pymilvus import DataType, Function, FunctionType
