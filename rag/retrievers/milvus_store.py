@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from rag.errors import BenchError
 from rag.progress import progress as progress_bar
@@ -38,6 +38,7 @@ from rag.validation import ConfigModel
 
 COMPLETE_KEY, ROWS_KEY = "rag_complete", "rag_rows"
 ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]*$"
+SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://")
 
 
 class MilvusStoreConfig(ConfigModel):
@@ -54,8 +55,15 @@ class MilvusStoreConfig(ConfigModel):
                                                   description="search parameters (HNSW: ef; IVF: nprobe)")
     batch_size: int = Field(1000, gt=0, description="rows per insert call")
 
+    @field_validator("uri")
+    @classmethod
+    def _file_or_server(cls, uri: str) -> str:
+        if not uri.startswith(SERVER_SCHEMES) and not uri.endswith(".db"):
+            raise ValueError(f"{uri!r}: expected a milvus-lite file name ending in .db, or http(s)://host:port of a server")
+        return uri
+
     def is_server(self) -> bool:
-        return self.uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+        return self.uri.startswith(SERVER_SCHEMES)
 
 
 def milvus_client(config: MilvusStoreConfig, directory: Path):

@@ -16,6 +16,7 @@ import pytest
 
 pytest.importorskip("pymilvus")
 
+from rag.errors import ConfigError  # noqa: E402
 from rag.retrievers import build_retriever  # noqa: E402
 from rag.retrievers.dense import DenseParams, DenseRetriever  # noqa: E402
 from rag.retrievers.fusion import CombSumParams, CombSumRetriever, RRFParams, RRFRetriever  # noqa: E402
@@ -68,9 +69,16 @@ def test_dense_collection_reused_and_interrupted_build_redone(minilm, smoke_data
     assert third.collection_rebuilt is True
 
 
-def test_chroma_keys_are_refused_with_a_milvus_store() -> None:
-    with pytest.raises(Exception, match="hnsw configure the Chroma store"):
-        DenseParams(store={"type": "milvus"}, hnsw={"M": 8})
+@pytest.mark.parametrize("params, key, problem", [
+    ({"store": {"type": "milvus"}, "hnsw": {"M": 8}}, "retrievers.d.params", "hnsw configure the Chroma store"),
+    ({"store": {"type": "qdrant"}}, "retrievers.d.params.store", "qdrant"),
+    ({"store": {"type": "milvus", "uri": "data/milvus"}}, "retrievers.d.params.store.uri", "ending in .db"),
+    ({"store": {"type": "milvus", "index": "DISKANN"}}, "retrievers.d.params.store.index", "FLAT"),
+])
+def test_bad_store_settings_name_their_key(params, key, problem) -> None:
+    with pytest.raises(ConfigError) as caught:
+        build_retriever("d", "dense", params)
+    assert caught.value.key == key and problem in str(caught.value)
 
 
 def milvus_bm25_oracle(texts: dict[str, str], query: str, k1: float, b: float) -> dict[str, float]:
