@@ -22,8 +22,10 @@ flushed, so an interrupted build is dropped and built again; stale collections a
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -81,7 +83,25 @@ def milvus_client(config: MilvusStoreConfig, directory: Path):
     path = Path(config.uri).expanduser()
     path = path if path.is_absolute() else directory / path
     path.parent.mkdir(parents=True, exist_ok=True)
+    _quiet_unimplemented_timestamp()
     return MilvusClient(str(path))
+
+
+class _UnimplementedTimestamp(logging.Filter):
+    """Drops the one harmless error milvus-lite's in-process gRPC server logs, with a traceback, on
+    every call: pymilvus asks it for a timestamp (``AllocTimestamp``), which it does not implement
+    and which the client does not need. Every other record passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, NotImplementedError) and "AllocTimestamp" in "".join(
+            traceback.format_tb(record.exc_info[2])))
+
+
+def _quiet_unimplemented_timestamp() -> None:
+    server_log = logging.getLogger("grpc._server")
+    if not any(isinstance(existing, _UnimplementedTimestamp) for existing in server_log.filters):
+        server_log.addFilter(_UnimplementedTimestamp())
 
 
 def collection_prefix(retriever_name: str) -> str:
