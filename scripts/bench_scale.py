@@ -169,14 +169,16 @@ def stage_bm25(size: int, synthetic: Synthetic, work: Path, results: dict, n_que
     results["bm25_query_cpu_ms"] = 1000 * (time.process_time() - start_cpu) / len(queries)
 
 
+def unit_vectors(rng: np.random.Generator, count: int) -> np.ndarray:
+    vectors = rng.standard_normal((count, DIMENSION), dtype=np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
 def stage_chroma(size: int, work: Path, results: dict, n_queries: int) -> None:
     from rag.retrievers.chroma_store import ChromaStore, HnswParams, make_client
 
     rng = np.random.default_rng(1)
-    vectors = rng.standard_normal((size, DIMENSION), dtype=np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    queries = rng.standard_normal((n_queries, DIMENSION), dtype=np.float32)
-    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    vectors, queries = unit_vectors(rng, size), unit_vectors(rng, n_queries)
     ids = [chunk_id(i) for i in range(size)]
     store = ChromaStore(make_client("persistent", work / "chroma", "", 0), "bench", HnswParams())
     with measured(results, "chroma_add"):
@@ -188,11 +190,6 @@ def stage_chroma(size: int, work: Path, results: dict, n_queries: int) -> None:
     for first in range(0, n_queries, 256):
         store.query(queries[first : first + 256], 10)
     results["chroma_query_ms"] = 1000 * (time.perf_counter() - start) / n_queries
-
-
-def unit_vectors(rng: np.random.Generator, count: int) -> np.ndarray:
-    vectors = rng.standard_normal((count, DIMENSION), dtype=np.float32)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
 def stage_milvus(size: int, work: Path, results: dict, n_queries: int, recall_queries: int = 100) -> None:
