@@ -70,17 +70,13 @@ def make_client(mode: str, path: Path, host: str, port: int):
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
-def collection_prefix(retriever_name: str) -> str:
-    """Chroma-safe name prefix of one retriever's collections."""
-    return "rag-" + re.sub(r"[^A-Za-z0-9_-]", "_", retriever_name)[:48] + "-"
-
-
 class ChromaStore(KeyedCollections):
     """One retriever's collection in a Chroma client: ensure it holds the vectors, query it."""
 
+    joiner, name_characters = "-", "A-Za-z0-9_-"
+
     def __init__(self, client, retriever_name: str, hnsw: HnswParams):
-        self.client = client
-        self.prefix = collection_prefix(retriever_name)
+        super().__init__(client, retriever_name)
         self.hnsw = hnsw
         self.collection = None
 

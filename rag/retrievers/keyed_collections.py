@@ -9,14 +9,25 @@ and marks it complete as the very last step, so an interrupted build is never ta
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import ClassVar
 
 
 class KeyedCollections(ABC):
-    """One retriever's collections in one engine; engines implement the five primitives."""
+    """One retriever's collections in one engine; engines implement the five primitives.
 
-    prefix: str
+    Names are ``rag<joiner><retriever name><joiner><key[:32]>``, the retriever name with every
+    character outside ``name_characters`` (the engine's rule) replaced by ``_`` and cut to 48."""
+
+    joiner: ClassVar[str]
+    name_characters: ClassVar[str]
+
+    def __init__(self, client, retriever_name: str):
+        self.client = client
+        safe_name = re.sub(f"[^{self.name_characters}]", "_", retriever_name)[:48]
+        self.prefix = f"rag{self.joiner}{safe_name}{self.joiner}"
 
     def ensure_collection(self, key: str, rows: int, build: Callable[[str], None]) -> bool:
         """Make the collection for ``key`` hold its ``rows`` rows (``build(name)`` fills a new one);

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -104,17 +103,13 @@ def _quiet_unimplemented_timestamp() -> None:
         server_log.addFilter(_UnimplementedTimestamp())
 
 
-def collection_prefix(retriever_name: str) -> str:
-    """Milvus-safe name prefix of one retriever's collections (letters, digits, underscores)."""
-    return "rag_" + re.sub(r"[^A-Za-z0-9_]", "_", retriever_name)[:48] + "_"
-
-
 class MilvusCollection(KeyedCollections):
     """One retriever's collection: ensure it holds the rows, then search its dense and BM25 fields."""
 
+    joiner, name_characters = "_", "A-Za-z0-9_"
+
     def __init__(self, client, retriever_name: str, config: MilvusStoreConfig):
-        self.client = client
-        self.prefix = collection_prefix(retriever_name)
+        super().__init__(client, retriever_name)
         self.config = config
         self.name: str | None = None
 
