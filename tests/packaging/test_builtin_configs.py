@@ -53,3 +53,14 @@ def test_unknown_name_lists_the_builtin_configs(tmp_path: Path, monkeypatch: pyt
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match=r"file not found: nope; expected .* built-in config name \(.*smoke.*wiki"):
         load_config("nope")
+
+
+def test_sweep_reads_a_builtin_config_like_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep's raw mapping (its grid points) resolves like load_config: data from the package,
+    runs and caches in the working directory."""
+    from rag.config import read_config_mapping
+
+    monkeypatch.chdir(tmp_path)
+    raw, base_dir, source = read_config_mapping("smoke", ["top_k=5"])
+    assert base_dir == configs_dir().resolve() and source == configs_dir() / "smoke.yaml"
+    assert (raw["top_k"], raw["output_dir"], raw["cache_dir"]) == (5, str(tmp_path / "runs"), str(tmp_path / ".cache"))
