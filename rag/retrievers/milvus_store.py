@@ -4,7 +4,7 @@
 milvus-lite database, an embedded engine in a local file; a relative one lives in the retriever's
 own index directory (``<cache_dir>/index/<name>/``), so caches never land elsewhere. An
 ``http(s)://host:19530`` URI is a Milvus server or cluster, the same client and collections; its
-token, if any, is read from the environment variable named by ``token_env`` (never from the config).
+token, if any, is read from the environment variable named by ``api_key_env`` (never from the config).
 
 A collection holds the fields a retriever needs: ``id`` (the chunk id, primary key), ``dense``
 (our precomputed float32 embeddings, COSINE; index ``FLAT``, ``HNSW`` or ``IVF_FLAT`` with
@@ -33,12 +33,12 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from rag.errors import BenchError
+from rag.generation.config import key_variable_name
 from rag.progress import progress as progress_bar
 from rag.retrievers.keyed_collections import KeyedCollections
 from rag.validation import ConfigModel
 
 COMPLETE_KEY, ROWS_KEY = "rag_complete", "rag_rows"
-ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]*$"
 SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://")
 
 
@@ -48,13 +48,16 @@ class MilvusStoreConfig(ConfigModel):
     type: Literal["milvus"]
     uri: str = Field("milvus.db", min_length=1, description="milvus-lite file (relative: in the retriever's index "
                                                              "directory) or http(s)://host:port of a server")
-    token_env: str | None = Field(None, pattern=ENV_NAME_PATTERN, description="environment variable holding the token")
+    api_key_env: str | None = Field(None, description="environment variable holding the server's token "
+                                                       "(user:password or an API key; redacted like every API key)")
     index: Literal["FLAT", "HNSW", "IVF_FLAT"] = "HNSW"
     params: dict[str, int | float] = Field(default_factory=lambda: {"M": 16, "efConstruction": 200},
                                            description="index build parameters (HNSW: M, efConstruction; IVF: nlist)")
     search_params: dict[str, int | float] = Field(default_factory=lambda: {"ef": 200},
                                                   description="search parameters (HNSW: ef; IVF: nprobe)")
     batch_size: int = Field(1000, gt=0, description="rows per insert call")
+
+    _variable_name = field_validator("api_key_env")(key_variable_name)
 
     @field_validator("uri")
     @classmethod
@@ -74,7 +77,7 @@ def milvus_client(config: MilvusStoreConfig, directory: Path):
     except ImportError:
         raise BenchError("store type 'milvus' needs pymilvus and milvus-lite: pip install 'hybrid-rag-bench[milvus]'") from None
     if config.is_server():
-        token = os.environ.get(config.token_env, "") if config.token_env else ""
+        token = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
         try:
             return MilvusClient(uri=config.uri, token=token)
         except Exception as error:  # pymilvus raises MilvusException / grpc errors

@@ -185,3 +185,17 @@ def test_no_server_traceback_is_logged(smoke_data, storage, caplog) -> None:
         retriever.index(chunks, storage)
         retriever.search(questions[:2], 5)
     assert not [record for record in caplog.records if record.name.startswith("grpc")]
+
+
+def test_server_token_comes_from_the_environment_and_is_redacted(monkeypatch, tmp_path) -> None:
+    """``api_key_env`` names the variable (a token in its place is refused without echoing it); the
+    run's one redactor knows the value, whatever the variable is called."""
+    from rag.config import load_config
+    from rag.secrets import Redactor
+
+    with pytest.raises(ConfigError) as caught:
+        load_config("milvus", ["retrievers.dense.params.store={type: milvus, uri: 'http://h:19530', api_key_env: 'root:Milvus'}"])
+    assert caught.value.key == "retrievers.dense.params.store.api_key_env" and "root:Milvus" not in str(caught.value)
+    monkeypatch.setenv("MILVUS_AUTH", "root:a-long-password")
+    config = load_config("milvus", ["retrievers.dense.params.store={type: milvus, uri: 'http://h:19530', api_key_env: MILVUS_AUTH}"])
+    assert Redactor.for_config(config).text("connect root:a-long-password") == "connect [REDACTED]"
