@@ -15,8 +15,9 @@ paths such as ``retrievers.bm25.params.k1``, so it has no dots: ``[A-Za-z0-9][A-
 top-level folders (``/smoke``, ``/index``), which is never intended (typically an empty variable in a
 path); refusing it is safer than guessing another place.
 
-Defaults: ``top_k`` 10, ``cache_dir`` ``~/.cache/rag-bench`` (override it per config; the shipped
-configs use ``.cache/`` at the repository root), ``output_dir`` ``runs`` next to the config file.
+Defaults: ``top_k`` 10, ``cache_dir`` ``~/.cache/rag-bench`` (override it per config; the built-in
+configs use ``.cache/`` in the working directory), ``output_dir`` ``runs`` next to the config file
+(``runs`` in the working directory for a built-in config, :mod:`rag.resources`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from rag.data import DatasetConfig
 from rag.errors import ConfigError
 from rag.generation import GeneratorConfig
 from rag.generation.config import LocalGeneratorConfig, OpenAIGeneratorConfig
+from rag.resources import builtin_config, builtin_config_names, is_builtin_config
 from rag.retrievers.base import RETRIEVERS, RetrieverParams
 from rag.validation import ENTRY_NAME_PATTERN, ConfigModel, config_error_from_validation, entry_label
 
@@ -246,17 +248,43 @@ class RunConfig(StrictModel):
 
 
 def load_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
-    """Read a YAML config, apply ``dotted.key=value`` overrides, validate, resolve relative paths."""
-    path = Path(path)
-    if not path.is_file():
-        problem = "is a directory" if path.is_dir() else "file not found"
-        raise ConfigError("--config", f"{problem}: {path}; expected a YAML run configuration")
+    """Read a YAML config, apply ``dotted.key=value`` overrides, validate, resolve relative paths
+    (see :func:`read_config_mapping`)."""
+    raw, base_dir, source = read_config_mapping(path, overrides)
+    return config_from_mapping(raw, base_dir=base_dir, source=source)
+
+
+def read_config_mapping(path: str | Path, overrides: Sequence[str] = ()) -> tuple[dict[str, Any], Path, Path]:
+    """The config's mapping with ``overrides`` applied (not yet validated), the directory its relative
+    paths resolve against, and the file it came from (named in errors).
+
+    ``path`` is a file, or else the name of a built-in config (``smoke``, ``wiki``; an existing file
+    wins, see :mod:`rag.resources`). A built-in config's relative ``output_dir`` and ``cache_dir``
+    are made absolute against the working directory here, so nothing lands in the installed package."""
+    path = _config_file(Path(path))
     raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise ConfigError(None, "expected a mapping of config keys at the top level", source=path)
     for override in overrides:
         apply_override(raw, override)
-    return config_from_mapping(raw, base_dir=path.parent, source=path)
+    if not is_builtin_config(path):
+        return raw, path.parent, path
+    raw.setdefault("output_dir", "runs")
+    for key in ("output_dir", "cache_dir"):
+        if isinstance(raw.get(key), str):
+            raw[key] = str(Path.cwd() / Path(raw[key]).expanduser())
+    return raw, path.resolve().parent, path  # configs/<name>.yaml in a checkout links to the package's file
+
+
+def _config_file(path: Path) -> Path:
+    if path.is_file():
+        return path
+    builtin = builtin_config(str(path))
+    if builtin is not None:
+        return builtin
+    problem = "is a directory" if path.is_dir() else "file not found"
+    raise ConfigError("--config", f"{problem}: {path}; expected a YAML run configuration or a built-in "
+                                  f"config name ({', '.join(builtin_config_names())})")
 
 
 class _StrictLoader(yaml.SafeLoader):

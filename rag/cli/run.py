@@ -16,7 +16,8 @@ from rag.secrets import Redactor
 
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="rag-bench run", description="Compare retrieval strategies end to end.")
-    parser.add_argument("--config", required=True, type=Path, help="YAML run configuration")
+    parser.add_argument("--config", required=True, type=Path,
+                        help="YAML run configuration, or a built-in config name (smoke, wiki; an existing file wins)")
     parser.add_argument("--output-dir", type=Path, help="run directory (default: <output_dir>/<name>/<timestamp>)")
     add_selection_options(parser)
     parser.add_argument("--no-generation", action="store_true", help="skip answer generation")

@@ -25,7 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="rag-bench sweep", description=(
         "Run a config over a grid of settings; choose the best setting per method on dev questions and "
         "report it on held-out test questions beside the config's own setting."))
-    parser.add_argument("--config", required=True, type=Path, help="YAML run configuration")
+    parser.add_argument("--config", required=True, type=Path,
+                        help="YAML run configuration, or a built-in config name (smoke, wiki; an existing file wins)")
     parser.add_argument("--grid", action="append", required=True, metavar="KEY=V1,V2,...",
                         help="a dotted config key (as in --set; retrievers by name or index) and its values; repeatable "
                              "(the sweep runs the cartesian product)")

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import ConfigDict, Field, RootModel
 
+from rag.resources import data_dir
 from rag.validation import ConfigModel
 
 WIKI_QUESTION_SETS = ("seed_style", "known_item", "multi_doc")  # the generated sets, the default
@@ -26,8 +27,8 @@ WikiQuestionSet = Literal["seed_style", "known_item", "multi_doc", "reference"] 
 
 
 def bundled_wiki_dir() -> Path:
-    """``data/wiki`` of the repository this package lives in."""
-    return Path(__file__).resolve().parents[2] / "data" / "wiki"
+    """The bundled data set, shipped in the package (``rag/resources/data/wiki``, :mod:`rag.resources`)."""
+    return data_dir("wiki")
 
 
 class _DatasetVariant(ConfigModel):

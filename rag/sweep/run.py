@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import yaml
 from rag.progress import progress as progress_bar
 
 from evaluation.metrics import parse_metric
-from rag.config import RunConfig, apply_override, load_config
+from rag.config import RunConfig, load_config, read_config_mapping
 from rag.errors import ConfigError
 from rag.manifest import Manifest
 from rag.secrets import Redactor
@@ -66,20 +65,13 @@ def selection_column(config: RunConfig, select: str | None) -> str:
     return column
 
 
-def raw_config(path: Path, overrides: Sequence[str]) -> dict:
-    """The config file as a mapping with ``overrides`` applied (the file was validated by load_config)."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    for override in overrides:
-        apply_override(raw, override)
-    return raw
-
-
 def run_sweep(request: SweepRequest) -> SweepResult:
     started = time.perf_counter()
     overrides = [*request.overrides, "generation=null"]
     base = load_config(request.config, overrides)
     axes = [parse_grid(text) for text in request.grid]
-    points = grid_points(raw_config(request.config, overrides), axes, request.config.parent.resolve(), request.config)
+    raw, base_dir, source = read_config_mapping(request.config, overrides)
+    points = grid_points(raw, axes, base_dir.resolve(), source)
     points.append(config_point(base, axes))
     metric = selection_column(base, request.select)
     stats = Statistics(metric, base.evaluation.confidence, base.evaluation.n_resamples, base.seed,

@@ -174,7 +174,7 @@ def test_ranx_fuse_over_exported_inputs_reproduces_our_fusions(smoke: Path, meth
 def test_manifest_records_the_run(smoke: Path) -> None:
     manifest = json.loads((smoke / "run" / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["seed"] == 0
-    corpus = REPO / "data" / "smoke" / "corpus.jsonl"
+    corpus = (REPO / "data" / "smoke" / "corpus.jsonl").resolve()  # data/smoke links to rag/resources/data/smoke
     assert manifest["data"]["source_files"][str(corpus)] == hashlib.sha256(corpus.read_bytes()).hexdigest()
     assert manifest["data"]["question_sets"]["questions"]["questions"] == 30
     assert manifest["data"]["skipped_invalid"] == {}
