@@ -172,6 +172,13 @@ class RunConfig(StrictModel):
                     f"retriever {spec.name!r} fuses {missing}, which are not configured; "
                     f"expected names among {sorted(names)}",
                 )
+        cycle = fusion_cycle({spec.name: spec.params.requires() for spec in self.retrievers})
+        if cycle:
+            raise ConfigError(
+                f"retrievers.{cycle[0]}.params.retrievers",
+                f"the fusion inputs form a cycle ({' -> '.join(cycle)}); expected each fusion to fuse other "
+                "retrievers, never itself, directly or through another fusion",
+            )
         taken = {spec.name for spec in self.retrievers}
         for index, name in enumerate(self.baselines):
             BASELINES.get(name, key=f"baselines.{index}")
@@ -206,6 +213,42 @@ class RunConfig(StrictModel):
         return next(spec for spec in self.retrievers if spec.name == name)
 
 
+def bounded_by_chunks(config: RunConfig, n_chunks: int) -> RunConfig:
+    """``config`` with ``depth``, and each fusion's own ``depth``, at most ``n_chunks``: no ranked
+    list can hold more chunks than the corpus has, so the results are those of the configured depth,
+    and nothing is sized by a depth the data cannot fill (``depth: 1000000`` on 49 chunks)."""
+    limit = max(n_chunks, 1)
+    retrievers = [
+        spec.model_copy(update={"params": spec.params.model_copy(update={"depth": limit})})
+        if isinstance(getattr(spec.params, "depth", None), int) and spec.params.depth > limit else spec
+        for spec in config.retrievers
+    ]
+    return config.model_copy(update={"depth": min(config.depth, limit), "retrievers": retrievers})
+
+
+def fusion_cycle(inputs: Mapping[str, Sequence[str]]) -> list[str]:
+    """The first cycle of the retriever graph (name -> the names it fuses), found by depth-first
+    search in config order, as a path that ends where it starts (``[rrf, rrf]``, ``[a, b, a]``);
+    ``[]`` when there is none. Inputs that are not configured are skipped (reported elsewhere)."""
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> list[str]:
+        if name in path:
+            return [*path[path.index(name):], name]
+        if name in done or name not in inputs:
+            return []
+        for needed in inputs[name]:
+            if cycle := visit(needed, [*path, name]):
+                return cycle
+        done.add(name)
+        return []
+
+    for name in inputs:
+        if cycle := visit(name, []):
+            return cycle
+    return []
+
+
 # --------------------------------------------------------------------------------------------------
 # Loading, overrides, error conversion
 
@@ -224,12 +267,19 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
     return config_from_mapping(raw, base_dir=path.parent, source=path)
 
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader, with a duplicated mapping key as an error instead of "last one wins"."""
+    """YAML's safe loader, with a duplicated mapping key as an error instead of "last one wins".
+    The merge key ``<<: *anchor`` works as in YAML 1.1: the anchored mapping's keys are merged in,
+    and a key written beside ``<<`` overrides the merged one (only keys written twice are errors)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         first_line: dict[Any, int] = {}
         for key_node, _ in node.value:
+            if key_node.tag == MERGE_TAG:
+                continue
             key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             if key in first_line:
@@ -238,29 +288,35 @@ class _StrictLoader(yaml.SafeLoader):
                     source=self.name, line=line, column=key_node.start_mark.column + 1,
                 )
             first_line[key] = line
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # SafeLoader's: flattens the merge keys first
 
 
-def read_yaml(path: Path) -> Any:
-    """The YAML document in ``path``; a syntax error or a duplicated key is a one-line ConfigError
-    naming file, line and column."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(None, f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", source=path) from None
+def parse_yaml(text: str, source: str) -> Any:
+    """The YAML document in ``text`` (strict, see :class:`_StrictLoader`); a syntax error or a
+    duplicated key is a one-line ConfigError naming ``source`` (a file, or ``--set KEY``), line and
+    column."""
     loader = _StrictLoader(text)
-    loader.name = str(path)
+    loader.name = source
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        problem = " ".join(part for part in (exc.context, exc.problem) if part) or "syntax error"
-        raise ConfigError(None, f"not valid YAML: {problem}", source=path,
+        problem = " ".join(" ".join(part.split()) for part in (exc.context, exc.problem) if part) or "syntax error"
+        raise ConfigError(None, f"not valid YAML: {problem}", source=source,
                           line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(None, f"not valid YAML: {' '.join(str(exc).split())}", source=path) from None
+        raise ConfigError(None, f"not valid YAML: {' '.join(str(exc).split())}", source=source) from None
     finally:
         loader.dispose()
+
+
+def read_yaml(path: Path) -> Any:
+    """The YAML document in ``path`` (:func:`parse_yaml`); text that is not UTF-8 is a ConfigError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(None, f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", source=path) from None
+    return parse_yaml(text, str(path))
 
 
 def config_from_mapping(raw: Mapping[str, Any], base_dir: Path, source: str | Path | None = None) -> RunConfig:
@@ -287,10 +343,7 @@ def apply_override(raw: dict[str, Any], override: str) -> None:
     key, sep, text = override.partition("=")
     if not sep or not key.strip():
         raise ConfigError("--set", f"{override!r}: expected dotted.key=value")
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(key, f"override value {text!r} is not valid YAML: {exc}") from None
+    value = parse_yaml(text, f"--set {key.strip()}")
     parts = key.strip().split(".")
     node: Any = raw
     for depth, part in enumerate(parts):

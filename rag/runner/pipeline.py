@@ -9,7 +9,6 @@ retriever indexes, retrieval results per query, the generator's answers, and the
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -23,27 +22,28 @@ import pandas as pd
 from evaluation import ANSWER_METRICS, answer_scores
 from evaluation.ties import ties_crossing
 from rag.chunking import chunk_documents
-from rag.config import RunConfig
+from rag.config import RunConfig, bounded_by_chunks
 from rag.data import Dataset, load_dataset
 from rag.errors import ConfigError
 from rag.generation import build_generator
 from rag.generation.base import GenerationResult, Generator
-from rag.generation.llm import api_key_for
+from rag.generation.llm import check_endpoint_keys
 from rag.generation.sizing import size_generator
-from rag.io_utils import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file, sha256_strings, sha256_text
+from rag.io_utils import atomic_write_json, sha256_file, sha256_strings, sha256_text
 from rag.manifest import Manifest
 from rag.runner.answers import answer_sample, generate_answers, request_key
 from rag.runner.contexts import answer_in_context_columns, baseline_rankings, closed_book_methods, generation_requests
 from rag.runner.generation_stats import GenerationCounts
 from rag.runner.retrieval import CachedRanking, RetrievalStage
-from rag.runner.rundir import RunDirectory, open_run_directory
-from rag.results import schema
-from rag.results.comparison import Comparison, StatisticsSettings, compare
+from rag.runner.rundir import RunDirectory, mark_resumable, open_run_directory
+from rag.results.comparison import Comparison, StatisticsSettings
+from rag.results.csv_files import write_csv
 from rag.results.curves import curves
 from rag.results.format import legend
 from rag.results.html import write_html_report
 from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer, url_ranking
+from rag.runner.statistics_cache import cached_comparison
 from rag.runner.timing import StageTimer
 from rag.secrets import Redactor
 from rag.types import Chunk, Document, Question
@@ -79,8 +79,7 @@ def run_benchmark(
 ) -> RunResult:
     """Run the whole benchmark into a run directory (see :mod:`rag.runner.rundir`)."""
     redactor = Redactor.for_config(config, environ)
-    if config.generation is not None:
-        api_key_for(config.generation.generator, environ)  # a remote endpoint without its key: fail before any work
+    check_endpoint_keys(config, environ)  # a remote endpoint without a usable key: fail before any work
     timer = StageTimer()
     with timer.stage("load"):  # before the run directory exists: bad data leaves no directory behind
         dataset = load_dataset(config.dataset, skip_invalid=options.skip_invalid)
@@ -97,11 +96,13 @@ def run_benchmark(
     timer.on_stage_end = lambda seconds: (manifest.update(timings=seconds), manifest.write())
     try:
         return _run_stages(config, options, run_dir, dataset, question_sets, timer, manifest, generator_factory, redactor)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         manifest.finish("interrupted", timings=timer.seconds)
+        mark_resumable(exc, run_dir.path)
         raise
     except BaseException as exc:
         manifest.finish("failed", timings=timer.seconds, error=f"{type(exc).__name__}: {exc}")
+        mark_resumable(exc, run_dir.path)
         raise
 
 
@@ -134,6 +135,12 @@ def _run_stages(
     with timer.stage("chunk"):
         chunks, chunks_fingerprint = cached_chunks(dataset.documents, config, options.progress)
     manifest.update(chunks={"count": len(chunks), "sha256": chunks_fingerprint})
+    configured_depth = config.depth
+    config = bounded_by_chunks(config, len(chunks))
+    if configured_depth > config.depth and configured_depth != RunConfig.model_fields["depth"].default:
+        log.warning("depth %d exceeds the %d chunks of the corpus; every method keeps all of them (depth %d)",
+                    configured_depth, len(chunks), config.depth)
+    manifest.update(depth=config.depth)
 
     methods = config.methods or [spec.name for spec in config.retrievers]
     retrieval = RetrievalStage(config, chunks, chunks_fingerprint, timer, options.progress)
@@ -198,14 +205,15 @@ def _run_stages(
         level = "+".join(config.evaluation.levels)
         evaluated = {method: rankings[method] for method in methods}
         write_comparison(comparison, run_dir.path, config.evaluation.convention, level)
-        atomic_write_text(run_dir.path / "per_query.csv", per_query.to_csv(index=False))
+        write_csv(per_query, run_dir.path / "per_query.csv")
         write_trec_files(run_dir.path / "runs", question_sets, evaluated, scorer.chunk_url, scorer.chunks_of_url,
                          scorer.cutoffs())
         curve_table = curves(question_sets, evaluated, scorer.chunk_url, config.depth)
-        atomic_write_text(run_dir.path / "curves.csv", curve_table.to_csv(index=False))
+        write_csv(curve_table, run_dir.path / "curves.csv")
         failures = int(comparison.table["failures"].sum())
         facts = [
-            f"config {config.name}, seed {config.seed}, top_k {config.top_k}, depth {config.depth}, "
+            f"config {config.name}, seed {config.seed}, top_k {config.top_k}, depth {config.depth}"
+            + (f" (configured {configured_depth})" if configured_depth != config.depth else "") + ", "
             f"{len(dataset.documents)} documents, {len(chunks)} chunks",
             "questions: " + ", ".join(f"{name} {len(qs)}" for name, qs in question_sets.items()),
             "records skipped as invalid: " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),
@@ -277,27 +285,6 @@ def cached_chunks(documents: Sequence[Document], config: RunConfig, progress: bo
         atomic_write_json(path, [dataclasses.asdict(chunk) for chunk in chunks], indent=None)
     fingerprint = sha256_strings(part for c in chunks for part in (c.chunk_id, c.url, c.text))
     return chunks, fingerprint
-
-
-def cached_comparison(
-    per_query: pd.DataFrame, metrics: Sequence[str], settings: StatisticsSettings, cache_dir: Path
-) -> Comparison:
-    """:func:`rag.results.comparison.compare` (bootstrap CIs and paired tests, the slowest part of a warm
-    run), cached on disk under the hash of the per-query columns it reads, the metrics and the settings
-    (not of run-specific columns such as ``attempts``, which differ between a cold and a cached run)."""
-    columns = ["question_set", "method", "qid", *metrics, *schema.STATISTICS_INPUTS]
-    key = sha256_text(per_query[columns].to_csv(index=False) + json.dumps([list(metrics), vars(settings)]))
-    path = cache_dir / "statistics" / f"{key[:32]}.pkl"
-    if path.is_file():
-        try:
-            return pd.read_pickle(path)
-        except Exception as exc:  # noqa: BLE001 - any unreadable cache file is recomputed
-            log.warning("ignoring unreadable statistics cache %s (%s)", path, exc)
-    comparison = compare(per_query, metrics, settings)
-    buffer = io.BytesIO()
-    pd.to_pickle(comparison, buffer)
-    atomic_write_bytes(path, buffer.getvalue())
-    return comparison
 
 
 def count_ties_crossing(

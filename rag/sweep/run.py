@@ -13,18 +13,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import yaml
 from rag.progress import progress as progress_bar
 
 from evaluation.metrics import parse_metric
-from rag.config import RunConfig, apply_override, load_config
+from rag.config import RunConfig, apply_override, load_config, read_yaml
 from rag.errors import ConfigError
+from rag.generation.llm import check_endpoint_keys
 from rag.manifest import Manifest
 from rag.secrets import Redactor
-from rag.runner.rundir import open_run_directory
+from rag.runner.rundir import mark_resumable, open_run_directory
 from rag.runner.scoring import CHUNK_PREFIX
 from rag.sweep.evaluate import SweepEvaluator
-from rag.sweep.grid import CONFIG_POINT, GridAxis, GridPoint, config_point, grid_points, parse_grid
+from rag.sweep.grid import CONFIG_POINT, DEFAULT_MAX_POINTS, GridAxis, GridPoint, config_point, grid_points, parse_grid
 from rag.sweep.outputs import SweepSummary, write_sweep_files
 from rag.sweep.plots import write_plots
 from rag.sweep.select import Statistics, point_table, select, touching_keys
@@ -39,6 +39,8 @@ class SweepRequest:
     select: str | None = None
     output_dir: Path | None = None
     progress: bool = True
+    resume: bool = False
+    max_points: int = DEFAULT_MAX_POINTS
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ def selection_column(config: RunConfig, select: str | None) -> str:
 
 def raw_config(path: Path, overrides: Sequence[str]) -> dict:
     """The config file as a mapping with ``overrides`` applied (the file was validated by load_config)."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = read_yaml(path)
     for override in overrides:
         apply_override(raw, override)
     return raw
@@ -79,7 +81,9 @@ def run_sweep(request: SweepRequest) -> SweepResult:
     overrides = [*request.overrides, "generation=null"]
     base = load_config(request.config, overrides)
     axes = [parse_grid(text) for text in request.grid]
-    points = grid_points(raw_config(request.config, overrides), axes, request.config.parent.resolve(), request.config)
+    check_endpoint_keys(base)  # an endpoint embedder without a usable key: fail before any work
+    points = grid_points(raw_config(request.config, overrides), axes, request.config.parent.resolve(), request.config,
+                         request.max_points)
     points.append(config_point(base, axes))
     metric = selection_column(base, request.select)
     stats = Statistics(metric, base.evaluation.confidence, base.evaluation.n_resamples, base.seed,
@@ -90,8 +94,8 @@ def run_sweep(request: SweepRequest) -> SweepResult:
     redactor = Redactor.for_config(base)
     plan = redactor.deep({"config": base.model_dump(mode="json"), "grid": [vars(axis) for axis in axes],
                           "dev_fraction": request.dev_fraction, "select": metric})
-    run_dir = open_run_directory(base.output_dir, f"{base.name}-sweep", plan, request.output_dir, resume=False)
-    manifest = Manifest(run_dir.path, redactor, kind="sweep", config=plan["config"], seed=base.seed,
+    run_dir = open_run_directory(base.output_dir, f"{base.name}-sweep", plan, request.output_dir, request.resume)
+    manifest = Manifest(run_dir.path, redactor, kind="sweep", config=plan["config"], seed=base.seed, resumed=run_dir.resumed,
                         grid=plan["grid"], dev_fraction=request.dev_fraction, select=metric,
                         points=len(points) - 1)
     manifest.write()
@@ -113,6 +117,7 @@ def run_sweep(request: SweepRequest) -> SweepResult:
     except BaseException as exc:
         manifest.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
                         timings=evaluator.timer.seconds, error=f"{type(exc).__name__}: {exc}")
+        mark_resumable(exc, run_dir.path)
         raise
     manifest.finish("complete", timings={**evaluator.timer.seconds, "total": seconds},
                     distinct_evaluations=evaluator.distinct_evaluations)

@@ -32,7 +32,7 @@ RETRIEVERS = [
     {"name": "bm25l", "type": "bm25", "params": {"variant": "bm25l"}},
     {"name": "rrf", "type": "rrf", "params": {"retrievers": ["bm25", "bm25l"], "k": 60}},
 ]
-GRID = ["--grid", "retrievers.bm25.params.b=0,0.5,1", "--grid", "retrievers.rrf.params.k=0,60"]
+GRID = ["--grid", "retrievers.bm25.params.b=0,0.5,1", "--grid", "retrievers.rrf.params.k=1,60"]
 
 
 def smoke_bm25_config(directory: Path, **overrides) -> Path:
