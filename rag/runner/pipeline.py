@@ -35,7 +35,7 @@ from rag.runner.answers import answer_sample, generate_answers, request_key
 from rag.runner.contexts import answer_in_context_columns, baseline_rankings, closed_book_methods, generation_requests
 from rag.runner.generation_stats import GenerationCounts
 from rag.runner.retrieval import CachedRanking, RetrievalStage
-from rag.runner.rundir import RunDirectory, mark_resumable, open_run_directory
+from rag.runner.rundir import RunDirectory, open_run_directory, resumable
 from rag.results.comparison import Comparison, StatisticsSettings
 from rag.results.csv_files import write_csv
 from rag.results.curves import curves
@@ -86,24 +86,24 @@ def run_benchmark(
         question_sets = select_question_sets(dataset, config.question_sets, config.limit)
     plan = redactor.deep({"config": config.model_dump(mode="json"), "skip_invalid": options.skip_invalid})
     run_dir = open_run_directory(config.output_dir, config.name, plan, options.output_dir, options.resume)
-    manifest = Manifest(
-        run_dir.path, redactor, config=plan["config"], seed=config.seed, resumed=run_dir.resumed,
-        options={"skip_invalid": options.skip_invalid, "resume": options.resume},
-        retrievers_resolved={spec.name: spec.params.model_dump(mode="json") for spec in config.retrievers},
-        data=data_summary(dataset, question_sets),
-    )
-    manifest.write()
-    timer.on_stage_end = lambda seconds: (manifest.update(timings=seconds), manifest.write())
-    try:
-        return _run_stages(config, options, run_dir, dataset, question_sets, timer, manifest, generator_factory, redactor)
-    except KeyboardInterrupt as exc:
-        manifest.finish("interrupted", timings=timer.seconds)
-        mark_resumable(exc, run_dir.path)
-        raise
-    except BaseException as exc:
-        manifest.finish("failed", timings=timer.seconds, error=f"{type(exc).__name__}: {exc}")
-        mark_resumable(exc, run_dir.path)
-        raise
+    with resumable(run_dir.path):
+        manifest = Manifest(
+            run_dir.path, redactor, config=plan["config"], seed=config.seed, resumed=run_dir.resumed,
+            options={"skip_invalid": options.skip_invalid, "resume": options.resume},
+            retrievers_resolved={spec.name: spec.params.model_dump(mode="json") for spec in config.retrievers},
+            data=data_summary(dataset, question_sets),
+        )
+        manifest.write()
+        timer.on_stage_end = lambda seconds: (manifest.update(timings=seconds), manifest.write())
+        try:
+            return _run_stages(config, options, run_dir, dataset, question_sets, timer, manifest, generator_factory,
+                               redactor)
+        except KeyboardInterrupt:
+            manifest.finish("interrupted", timings=timer.seconds)
+            raise
+        except BaseException as exc:
+            manifest.finish("failed", timings=timer.seconds, error=f"{type(exc).__name__}: {exc}")
+            raise
 
 
 def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, Any]:

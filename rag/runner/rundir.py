@@ -7,13 +7,15 @@
   The run's plan (the effective config, CLI options folded in) is stored in ``plan.json`` at the
   start; resuming with a different plan is refused, since it would mix two experiments.
 - A failure or interrupt after the run directory holds its plan is marked with that directory
-  (:func:`mark_resumable`), so the command line suggests ``--resume`` only when there is a run to
+  (:func:`resumable`), so the command line suggests ``--resume`` only when there is a run to
   resume (:func:`resumable_run`); before that point there is nothing to continue.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,9 +30,15 @@ PLAN_FILE = "plan.json"
 RESUMABLE_ATTRIBUTE = "resumable_run"
 
 
-def mark_resumable(exc: BaseException, path: Path) -> None:
-    """Record on ``exc`` (raised on) that ``path`` holds a run that ``--resume`` continues."""
-    setattr(exc, RESUMABLE_ATTRIBUTE, path)
+@contextmanager
+def resumable(path: Path) -> Iterator[None]:
+    """Mark any exception raised inside (a failure, Ctrl-C, SIGTERM) with ``path``, the run directory
+    that ``--resume`` continues (read back by :func:`resumable_run`); the exception propagates."""
+    try:
+        yield
+    except BaseException as exc:
+        setattr(exc, RESUMABLE_ATTRIBUTE, path)
+        raise
 
 
 def resumable_run(exc: BaseException) -> Path | None:

@@ -247,7 +247,7 @@ top_k: 3
 
     raw = read_yaml(path)
     assert raw["retrievers"][0]["params"] == {"k1": 1.2, "b": 0.5}
-    path.write_text(path.read_text().replace("name: merged\n", "name: merged\n").replace("top_k: 3\n", "top_k: 3\ntop_k: 4\n"))
+    path.write_text(path.read_text().replace("top_k: 3\n", "top_k: 3\ntop_k: 4\n"))
     assert main(["--config", str(path), "--quiet"]) == EXIT_USER_ERROR
     one_line_error(capsys.readouterr().err, f"{path}:9:1: top_k: duplicate key")
 
