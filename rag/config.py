@@ -40,6 +40,7 @@ from rag.retrievers.base import RETRIEVERS, RetrieverParams
 from rag.validation import ENTRY_NAME_PATTERN, ConfigModel, config_error_from_validation, entry_label
 
 DEFAULT_CACHE_DIR = Path("~/.cache/rag-bench")
+MAX_RESAMPLES = 1_000_000  # bootstrap and sign-flip resamples: time and memory grow with resamples x questions
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
@@ -78,7 +79,8 @@ class EvaluationSection(StrictModel):
     id descending, as trec_eval); ``expected`` takes every metric's expected value over all orders of
     equally scored items (McSherry & Najork 2008). Paired tests:
     sign-flip randomization (t-test p-values reported alongside), ``correction`` across the method
-    pairs of one metric and question set. ``answer_in_context``: the cut-offs k of
+    pairs of one metric and question set (``n_resamples`` at most :data:`MAX_RESAMPLES`: the work grows
+    with resamples x questions). ``answer_in_context``: the cut-offs k of
     ``answer_in_context@k`` (a reference answer in the top-k chunks; default ``[top_k]``)."""
 
     metrics: list[str] = Field(
@@ -89,7 +91,7 @@ class EvaluationSection(StrictModel):
     ties: Literal["id", "expected"] = "id"
     answer_normalization: Literal["squad", "seed"] = "squad"
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
-    n_resamples: PositiveInt = 10000
+    n_resamples: int = Field(default=10000, gt=0, le=MAX_RESAMPLES)
     correction: Literal["holm", "none"] = "holm"
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     answer_in_context: list[PositiveInt] | None = Field(default=None, min_length=1)
@@ -106,7 +108,7 @@ class RunConfig(StrictModel):
     """A whole benchmark run."""
 
     name: str = Field(pattern=NAME_PATTERN)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     dataset: DatasetConfig
     question_sets: list[str] | None = Field(None, min_length=1)
     limit: PositiveInt | None = None

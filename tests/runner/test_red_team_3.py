@@ -148,6 +148,19 @@ def test_a_depth_beyond_the_chunks_keeps_every_chunk_and_sizes_nothing_by_it(
     assert json.loads((run / "manifest.json").read_text())["depth"] == TINY_CHUNKS
 
 
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--set", "seed=-1"], "seed: Input should be greater than or equal to 0"),
+    (["--set", "evaluation.n_resamples=99999999999999999999"], "evaluation.n_resamples: Input should be less than or equal to 1000000"),
+    (["--set", "retrievers.0.params={k1: .inf}"], "retrievers.bm25.params.k1: Input should be a finite number"),
+])
+def test_huge_negative_and_infinite_numbers_are_refused(tiny: Path, capsys: pytest.CaptureFixture, argv, expected) -> None:
+    assert main(["--config", str(tiny), "--quiet", *argv]) == EXIT_USER_ERROR
+    one_line_error(capsys.readouterr().err, expected)
+    assert main(["compare", str(tiny.parent), str(tiny.parent), "--n-resamples", "0"]) == EXIT_USER_ERROR
+    one_line_error(capsys.readouterr().err, "--n-resamples: 0: expected 1 to 1,000,000")
+    assert not (tiny.parent / "runs").exists()
+
+
 # --------------------------------------------------------------------------------------------------
 # 5: a retrieval cache that parses but names an unknown chunk id
 
