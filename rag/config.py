@@ -1,8 +1,9 @@
 """The run configuration: one pydantic model tree loaded from YAML.
 
 Every model forbids unknown keys and refuses booleans for numbers (:class:`rag.validation.ConfigModel`).
-:func:`load_config` reads the YAML strictly (a duplicated key is an error; a syntax error names file,
-line and column), applies ``--set dotted.key=value`` overrides (values parsed as YAML), validates once
+:func:`load_config` reads the YAML strictly (a duplicated key is an error; the merge key ``<<:`` works;
+a syntax error names file, line and column, in the file or a ``--set`` value), applies
+``--set dotted.key=value`` overrides (values parsed as YAML), validates once
 — each retriever's ``params`` become its type's ``Params`` model here, nowhere else — and turns any
 failure into a :class:`rag.errors.ConfigError` naming the dotted key path (e.g.
 ``retrievers.bm25.params.k1``, see :mod:`rag.validation`) and what was expected; then it resolves
