@@ -1,8 +1,9 @@
 """The run configuration: one pydantic model tree loaded from YAML.
 
 Every model forbids unknown keys and refuses booleans for numbers (:class:`rag.validation.ConfigModel`).
-:func:`load_config` reads the YAML strictly (a duplicated key is an error; a syntax error names file,
-line and column), applies ``--set dotted.key=value`` overrides (values parsed as YAML), validates once
+:func:`load_config` reads the YAML strictly (a duplicated key is an error; the merge key ``<<:`` works;
+a syntax error names file, line and column, in the file or a ``--set`` value), applies
+``--set dotted.key=value`` overrides (values parsed as YAML), validates once
 — each retriever's ``params`` become its type's ``Params`` model here, nowhere else — and turns any
 failure into a :class:`rag.errors.ConfigError` naming the dotted key path (e.g.
 ``retrievers.bm25.params.k1``, see :mod:`rag.validation`) and what was expected; then it resolves
@@ -43,6 +44,7 @@ from rag.retrievers.base import RETRIEVERS, RetrieverParams
 from rag.validation import ENTRY_NAME_PATTERN, ConfigModel, config_error_from_validation, entry_label
 
 DEFAULT_CACHE_DIR = Path("~/.cache/rag-bench")
+MAX_RESAMPLES = 1_000_000  # bootstrap and sign-flip resamples: time and memory grow with resamples x questions
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
@@ -83,7 +85,8 @@ class EvaluationSection(StrictModel):
     id descending, as trec_eval); ``expected`` takes every metric's expected value over all orders of
     equally scored items (McSherry & Najork 2008). Paired tests:
     sign-flip randomization (t-test p-values reported alongside), ``correction`` across the method
-    pairs of one metric and question set. ``answer_in_context``: the cut-offs k of
+    pairs of one metric and question set (``n_resamples`` at most :data:`MAX_RESAMPLES`: the work grows
+    with resamples x questions). ``answer_in_context``: the cut-offs k of
     ``answer_in_context@k`` (a reference answer in the top-k chunks; default ``[top_k]``).
     ``judge``: an optional LLM judge of the answers (off by default): a generator config of type
     ``openai`` (any OpenAI-compatible endpoint) or ``local`` (rag/generation/judge.py; its verdict is
@@ -99,7 +102,7 @@ class EvaluationSection(StrictModel):
     ties: Literal["id", "expected"] = "id"
     answer_normalization: Literal["squad", "seed"] = "squad"
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
-    n_resamples: PositiveInt = 10000
+    n_resamples: int = Field(default=10000, gt=0, le=MAX_RESAMPLES)
     correction: Literal["holm", "none"] = "holm"
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     answer_in_context: list[PositiveInt] | None = Field(default=None, min_length=1)
@@ -131,7 +134,7 @@ class RunConfig(StrictModel):
     """A whole benchmark run."""
 
     name: str = Field(pattern=NAME_PATTERN)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     dataset: DatasetConfig
     question_sets: list[str] | None = Field(None, min_length=1)
     limit: PositiveInt | None = None
@@ -197,6 +200,13 @@ class RunConfig(StrictModel):
                     f"retriever {spec.name!r} fuses {missing}, which are not configured; "
                     f"expected names among {sorted(names)}",
                 )
+        cycle = fusion_cycle({spec.name: spec.params.requires() for spec in self.retrievers})
+        if cycle:
+            raise ConfigError(
+                f"retrievers.{cycle[0]}.params.retrievers",
+                f"the fusion inputs form a cycle ({' -> '.join(cycle)}); expected each fusion to fuse other "
+                "retrievers, never itself, directly or through another fusion",
+            )
         taken = {spec.name for spec in self.retrievers}
         for index, name in enumerate(self.baselines):
             BASELINES.get(name, key=f"baselines.{index}")
@@ -243,6 +253,42 @@ class RunConfig(StrictModel):
         return next(spec for spec in self.retrievers if spec.name == name)
 
 
+def bounded_by_chunks(config: RunConfig, n_chunks: int) -> RunConfig:
+    """``config`` with ``depth``, and each fusion's own ``depth``, at most ``n_chunks``: no ranked
+    list can hold more chunks than the corpus has, so the results are those of the configured depth,
+    and nothing is sized by a depth the data cannot fill (``depth: 1000000`` on 49 chunks)."""
+    limit = max(n_chunks, 1)
+    retrievers = [
+        spec.model_copy(update={"params": spec.params.model_copy(update={"depth": limit})})
+        if isinstance(getattr(spec.params, "depth", None), int) and spec.params.depth > limit else spec
+        for spec in config.retrievers
+    ]
+    return config.model_copy(update={"depth": min(config.depth, limit), "retrievers": retrievers})
+
+
+def fusion_cycle(inputs: Mapping[str, Sequence[str]]) -> list[str]:
+    """The first cycle of the retriever graph (name -> the names it fuses), found by depth-first
+    search in config order, as a path that ends where it starts (``[rrf, rrf]``, ``[a, b, a]``);
+    ``[]`` when there is none. Inputs that are not configured are skipped (reported elsewhere)."""
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> list[str]:
+        if name in path:
+            return [*path[path.index(name):], name]
+        if name in done or name not in inputs:
+            return []
+        for needed in inputs[name]:
+            if cycle := visit(needed, [*path, name]):
+                return cycle
+        done.add(name)
+        return []
+
+    for name in inputs:
+        if cycle := visit(name, []):
+            return cycle
+    return []
+
+
 # --------------------------------------------------------------------------------------------------
 # Loading, overrides, error conversion
 
@@ -287,12 +333,19 @@ def _config_file(path: Path) -> Path:
                                   f"config name ({', '.join(builtin_config_names())})")
 
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader, with a duplicated mapping key as an error instead of "last one wins"."""
+    """YAML's safe loader, with a duplicated mapping key as an error instead of "last one wins".
+    The merge key ``<<: *anchor`` works as in YAML 1.1: the anchored mapping's keys are merged in,
+    and a key written beside ``<<`` overrides the merged one (only keys written twice are errors)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         first_line: dict[Any, int] = {}
         for key_node, _ in node.value:
+            if key_node.tag == MERGE_TAG:
+                continue
             key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             if key in first_line:
@@ -301,29 +354,35 @@ class _StrictLoader(yaml.SafeLoader):
                     source=self.name, line=line, column=key_node.start_mark.column + 1,
                 )
             first_line[key] = line
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # SafeLoader's: flattens the merge keys first
 
 
-def read_yaml(path: Path) -> Any:
-    """The YAML document in ``path``; a syntax error or a duplicated key is a one-line ConfigError
-    naming file, line and column."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(None, f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", source=path) from None
+def parse_yaml(text: str, source: str) -> Any:
+    """The YAML document in ``text`` (strict, see :class:`_StrictLoader`); a syntax error or a
+    duplicated key is a one-line ConfigError naming ``source`` (a file, or ``--set KEY``), line and
+    column."""
     loader = _StrictLoader(text)
-    loader.name = str(path)
+    loader.name = source
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        problem = " ".join(part for part in (exc.context, exc.problem) if part) or "syntax error"
-        raise ConfigError(None, f"not valid YAML: {problem}", source=path,
+        problem = " ".join(" ".join(part.split()) for part in (exc.context, exc.problem) if part) or "syntax error"
+        raise ConfigError(None, f"not valid YAML: {problem}", source=source,
                           line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(None, f"not valid YAML: {' '.join(str(exc).split())}", source=path) from None
+        raise ConfigError(None, f"not valid YAML: {' '.join(str(exc).split())}", source=source) from None
     finally:
         loader.dispose()
+
+
+def read_yaml(path: Path) -> Any:
+    """The YAML document in ``path`` (:func:`parse_yaml`); text that is not UTF-8 is a ConfigError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(None, f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", source=path) from None
+    return parse_yaml(text, str(path))
 
 
 def config_from_mapping(raw: Mapping[str, Any], base_dir: Path, source: str | Path | None = None) -> RunConfig:
@@ -350,10 +409,7 @@ def apply_override(raw: dict[str, Any], override: str) -> None:
     key, sep, text = override.partition("=")
     if not sep or not key.strip():
         raise ConfigError("--set", f"{override!r}: expected dotted.key=value")
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(key, f"override value {text!r} is not valid YAML: {exc}") from None
+    value = parse_yaml(text, f"--set {key.strip()}")
     parts = key.strip().split(".")
     node: Any = raw
     for depth, part in enumerate(parts):

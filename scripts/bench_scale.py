@@ -222,6 +222,7 @@ def stage_milvus(size: int, work: Path, results: dict, n_queries: int, recall_qu
 def stage_eval(size: int, work: Path, results: dict, n_questions: int) -> None:
     from evaluation import compare_metrics, evaluate_run, ranked_lists_to_run, write_run
     from rag.results.comparison import StatisticsSettings, compare
+    from rag.results.csv_files import csv_text
     from rag.results.curves import curves
     from rag.results.html import write_html_report
 
@@ -256,7 +257,7 @@ def stage_eval(size: int, work: Path, results: dict, n_questions: int) -> None:
         generation_s=math.nan, prompt_tokens=0, completion_tokens=0, attempts=0,
     )
     with measured(results, "per_query_csv"):
-        (work / "per_query.csv").write_text(rows.to_csv(index=False))
+        (work / "per_query.csv").write_text(csv_text(rows))
     results["per_query_csv_mib"] = (work / "per_query.csv").stat().st_size / 2**20
     with measured(results, "trec_write"):
         for method, lists in runs.items():

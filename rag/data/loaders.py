@@ -67,9 +67,12 @@ def resolve_path(path: Path, base_dir: Path) -> Path:
 
 
 def require_file(path: Path, key: str) -> Path:
-    """``path`` itself, unless it is a directory: then a :class:`ConfigError` naming ``key``."""
+    """``path`` itself, unless it is a directory or another file that is not a regular one (a device
+    such as /dev/null, a pipe): then a :class:`ConfigError` naming ``key``."""
     if path.is_dir():
         raise ConfigError(key, f"{path} is a directory; expected a JSONL file")
+    if path.exists() and not path.is_file():
+        raise ConfigError(key, f"{path} is not a regular file (a device, pipe or socket); expected a JSONL file")
     return path
 
 

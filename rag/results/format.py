@@ -205,7 +205,7 @@ def verdict_lines(comparison: Comparison, metrics: Sequence[str] | None = None, 
         return ["(one method: no verdict)"]
     for question_set, part in verdicts.groupby("question_set", sort=False):
         n = int(comparison.table.loc[comparison.table["question_set"] == question_set, "questions"].iloc[0])
-        lines.append(f"{question_set} ({n} questions):")
+        lines.append(f"{question_set} ({n} question{'' if n == 1 else 's'}):")
         for _, verdict in part.iterrows():
             if metrics is None or verdict["metric"] in metrics:
                 lines += textwrap.wrap(verdict_line(verdict, comparison.settings.correction is not None), width=width,

@@ -1,5 +1,6 @@
 """The files of a run's results: ``per_query.csv``, ``comparison.{csv,md,json}``, ``pairwise.csv``
-and the TREC files under ``runs/`` (docs/evaluation.md says how each number is reproduced from them)."""
+and the TREC files under ``runs/`` (docs/evaluation.md says how each number is reproduced from them).
+Every CSV is written by :func:`rag.results.csv_files.write_csv` (text cells safe for spreadsheets)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from evaluation.runs import ranked_lists_to_run
 from evaluation.trec_io import encode_trec_id, write_qrels, write_run
 from rag.io_utils import atomic_write_json, atomic_write_text
 from rag.results.comparison import Comparison, headline_metrics
+from rag.results.csv_files import write_csv
 from rag.results.format import display_table, legend, lift_lines, markdown, recommendation_lines, signed, verdict_lines
 from rag.types import Question, RankedChunks, gold_grades, url_ranking
 
@@ -40,8 +42,8 @@ def write_comparison(comparison: Comparison, run_dir: Path, convention: str, lev
     """``comparison.csv`` (numbers), ``pairwise.csv`` (every test), ``comparison.json`` (the
     recommendation with the rule's inputs, numbers, verdicts, answer lifts, tests) and ``comparison.md``
     (recommendation, answer lifts, verdicts, the table with CIs, the test matrices)."""
-    atomic_write_text(run_dir / "comparison.csv", comparison.table.to_csv(index=False))
-    atomic_write_text(run_dir / "pairwise.csv", comparison.pairwise.to_csv(index=False))
+    write_csv(comparison.table, run_dir / "comparison.csv")
+    write_csv(comparison.pairwise, run_dir / "pairwise.csv")
     atomic_write_json(run_dir / "comparison.json", {
         "convention": convention,
         "level": level,

@@ -8,7 +8,6 @@ retriever indexes, retrieval results per query, the generator's answers, and the
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
@@ -23,14 +22,14 @@ import pandas as pd
 from evaluation import ANSWER_METRICS, answer_scores
 from evaluation.ties import ties_crossing
 from rag.chunking import cached_chunks, documents_fingerprint
-from rag.config import RunConfig
+from rag.config import RunConfig, bounded_by_chunks
 from rag.data import Dataset, load_dataset
 from rag.data.questions.provenance import provenance_fact
 from rag.errors import ConfigError
 from rag.generation import build_generator
 from rag.generation.base import GenerationResult, Generator
 from rag.generation.judge import agreement, agreement_line, judge_generator_config, judge_per_query
-from rag.generation.llm import api_key_for
+from rag.generation.llm import check_endpoint_keys
 from rag.generation.sizing import size_generator
 from rag.io_utils import atomic_write_bytes, atomic_write_text, sha256_file, sha256_strings, sha256_text
 from rag.manifest import Manifest
@@ -38,23 +37,23 @@ from rag.runner.answers import answer_power_warning, answer_sample, generate_ans
 from rag.runner.contexts import answer_in_context_columns, baseline_rankings, closed_book_methods, generation_requests
 from rag.runner.generation_stats import GenerationCounts
 from rag.runner.retrieval import CachedRanking, RetrievalStage
-from rag.runner.rundir import RunDirectory, open_run_directory
+from rag.runner.rundir import RunDirectory, open_run_directory, resumable
 from rag.results import schema
 from rag.results.comparison import Comparison, StatisticsSettings, compare
+from rag.results.csv_files import write_csv
 from rag.results.recommendation import default_primary
 from rag.results.curves import curves
 from rag.results.format import legend
 from rag.results.html import write_html_report
 from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer, url_ranking
+from rag.runner.statistics_cache import cached_comparison
 from rag.runner.timing import StageTimer
 from rag.secrets import Redactor
 from rag.types import Question
 
 log = logging.getLogger(__name__)
 SKIPPED_LISTED = 20  # skipped records or files named in the report (the manifest lists more)
-#: Bumped whenever :class:`Comparison` gains fields, so older cached statistics are recomputed.
-STATISTICS_VERSION = 2
 GeneratorFactory = Callable[[Any, Path], AbstractContextManager[Generator]]
 
 
@@ -85,10 +84,7 @@ def run_benchmark(
 ) -> RunResult:
     """Run the whole benchmark into a run directory (see :mod:`rag.runner.rundir`)."""
     redactor = Redactor.for_config(config, environ)
-    if config.generation is not None:
-        api_key_for(config.generation.generator, environ)  # a remote endpoint without its key: fail before any work
-        if config.evaluation.judge is not None:
-            api_key_for(config.evaluation.judge, environ)
+    check_endpoint_keys(config, environ)  # a remote endpoint without a usable key: fail before any work
     timer = StageTimer()
     with timer.stage("load"):  # before the run directory exists: bad data leaves no directory behind
         dataset = load_dataset(config.dataset, skip_invalid=options.skip_invalid)
@@ -101,22 +97,24 @@ def run_benchmark(
         log.warning(warning)
     plan = redactor.deep({"config": config.model_dump(mode="json"), "skip_invalid": options.skip_invalid})
     run_dir = open_run_directory(config.output_dir, config.name, plan, options.output_dir, options.resume)
-    manifest = Manifest(
-        run_dir.path, redactor, config=plan["config"], seed=config.seed, resumed=run_dir.resumed,
-        options={"skip_invalid": options.skip_invalid, "resume": options.resume},
-        retrievers_resolved={spec.name: spec.params.model_dump(mode="json") for spec in config.retrievers},
-        data=data_summary(dataset, question_sets),
-    )
-    manifest.write()
-    timer.on_stage_end = lambda seconds: (manifest.update(timings=seconds), manifest.write())
-    try:
-        return _run_stages(config, options, run_dir, dataset, question_sets, timer, manifest, generator_factory, redactor)
-    except KeyboardInterrupt:
-        manifest.finish("interrupted", timings=timer.seconds)
-        raise
-    except BaseException as exc:
-        manifest.finish("failed", timings=timer.seconds, error=f"{type(exc).__name__}: {exc}")
-        raise
+    with resumable(run_dir.path):
+        manifest = Manifest(
+            run_dir.path, redactor, config=plan["config"], seed=config.seed, resumed=run_dir.resumed,
+            options={"skip_invalid": options.skip_invalid, "resume": options.resume},
+            retrievers_resolved={spec.name: spec.params.model_dump(mode="json") for spec in config.retrievers},
+            data=data_summary(dataset, question_sets),
+        )
+        manifest.write()
+        timer.on_stage_end = lambda seconds: (manifest.update(timings=seconds), manifest.write())
+        try:
+            return _run_stages(config, options, run_dir, dataset, question_sets, timer, manifest, generator_factory,
+                               redactor)
+        except KeyboardInterrupt:
+            manifest.finish("interrupted", timings=timer.seconds)
+            raise
+        except BaseException as exc:
+            manifest.finish("failed", timings=timer.seconds, error=f"{type(exc).__name__}: {exc}")
+            raise
 
 
 def answered_questions(config: RunConfig, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, set[str]]:
@@ -166,6 +164,12 @@ def _run_stages(
     with timer.stage("chunk"):
         chunks, chunks_fingerprint = cached_chunks(dataset.documents, config.chunking, config.cache_dir, options.progress)
     manifest.update(chunks={"count": len(chunks), "sha256": chunks_fingerprint})
+    configured_depth = config.depth
+    config = bounded_by_chunks(config, len(chunks))
+    if configured_depth > config.depth and configured_depth != RunConfig.model_fields["depth"].default:
+        log.warning("depth %d exceeds the %d chunks of the corpus; every method keeps all of them (depth %d)",
+                    configured_depth, len(chunks), config.depth)
+    manifest.update(depth=config.depth)
 
     methods = config.methods or [spec.name for spec in config.retrievers]
     retrieval = RetrievalStage(config, chunks, chunks_fingerprint, timer, options.progress)
@@ -239,14 +243,15 @@ def _run_stages(
         level = "+".join(config.evaluation.levels)
         evaluated = {method: rankings[method] for method in methods}
         write_comparison(comparison, run_dir.path, config.evaluation.convention, level)
-        atomic_write_text(run_dir.path / "per_query.csv", per_query.to_csv(index=False))
+        write_csv(per_query, run_dir.path / "per_query.csv")
         write_trec_files(run_dir.path / "runs", question_sets, evaluated, scorer.chunk_url, scorer.chunks_of_url,
                          scorer.cutoffs())
         curve_table = curves(question_sets, evaluated, scorer.chunk_url, config.depth)
-        atomic_write_text(run_dir.path / "curves.csv", curve_table.to_csv(index=False))
+        write_csv(curve_table, run_dir.path / "curves.csv")
         failures = int(comparison.table["failures"].sum())
         facts = [
-            f"config {config.name}, seed {config.seed}, top_k {config.top_k}, depth {config.depth}, "
+            f"config {config.name}, seed {config.seed}, top_k {config.top_k}, depth {config.depth}"
+            + (f" (configured {configured_depth})" if configured_depth != config.depth else "") + ", "
             f"{len(dataset.documents)} documents, {len(chunks)} chunks",
             "questions: " + ", ".join(f"{name} {len(qs)}" for name, qs in question_sets.items()),
             *(provenance_fact(name, made) for name, made in dataset.question_provenance.items() if name in question_sets),
@@ -307,28 +312,6 @@ def questions_fingerprint(questions: Sequence[Question]) -> str:
     )
 
 
-def cached_comparison(
-    per_query: pd.DataFrame, metrics: Sequence[str], settings: StatisticsSettings, cache_dir: Path,
-    primary: str | None = None, control: str | None = None,
-) -> Comparison:
-    """:func:`rag.results.comparison.compare` (bootstrap CIs and paired tests, the slowest part of a warm
-    run), cached on disk under the hash of the per-query columns it reads, the metrics, the settings,
-    the primary metric and the control (not of run-specific columns such as ``attempts``, which differ
-    between a cold and a cached run)."""
-    columns = ["question_set", "method", "qid", *metrics, *schema.STATISTICS_INPUTS]
-    key = sha256_text(per_query[columns].to_csv(index=False)
-                      + json.dumps([list(metrics), vars(settings), primary, control, STATISTICS_VERSION]))
-    path = cache_dir / "statistics" / f"{key[:32]}.pkl"
-    if path.is_file():
-        try:
-            return pd.read_pickle(path)
-        except Exception as exc:  # noqa: BLE001 - any unreadable cache file is recomputed
-            log.warning("ignoring unreadable statistics cache %s (%s)", path, exc)
-    comparison = compare(per_query, metrics, settings, primary=primary, control=control)
-    buffer = io.BytesIO()
-    pd.to_pickle(comparison, buffer)
-    atomic_write_bytes(path, buffer.getvalue())
-    return comparison
 
 
 def count_ties_crossing(

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag.config import RunConfig
+from rag.config import RunConfig, bounded_by_chunks
 from rag.data import load_dataset
 from rag.io_utils import sha256_text
 from rag.retrievers.base import Retriever
@@ -93,6 +93,7 @@ class SweepEvaluator:
         """{method: (identity, per-question metrics)}; the frame has ``question_set``, ``qid`` and one
         column per level x metric (:meth:`RetrievalScorer.columns`)."""
         chunks, fingerprint = self.chunks(config)
+        config = bounded_by_chunks(config, len(chunks))
         stage = RetrievalStage(config, chunks, fingerprint, self.timer, self.progress)
         identities = {spec.name: self.identity(config, spec.name, fingerprint) for spec in config.retrievers}
         self._forget_replaced(identities)

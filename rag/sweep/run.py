@@ -18,12 +18,13 @@ from rag.progress import progress as progress_bar
 from evaluation.metrics import parse_metric
 from rag.config import RunConfig, load_config, read_config_mapping
 from rag.errors import ConfigError
+from rag.generation.llm import check_endpoint_keys
 from rag.manifest import Manifest
 from rag.secrets import Redactor
-from rag.runner.rundir import open_run_directory
+from rag.runner.rundir import open_run_directory, resumable
 from rag.runner.scoring import CHUNK_PREFIX
 from rag.sweep.evaluate import SweepEvaluator
-from rag.sweep.grid import CONFIG_POINT, GridAxis, GridPoint, config_point, grid_points, parse_grid
+from rag.sweep.grid import CONFIG_POINT, DEFAULT_MAX_POINTS, GridAxis, GridPoint, config_point, grid_points, parse_grid
 from rag.sweep.outputs import SweepSummary, write_sweep_files
 from rag.sweep.plots import write_plots
 from rag.sweep.select import Statistics, point_table, select, touching_keys
@@ -38,6 +39,8 @@ class SweepRequest:
     select: str | None = None
     output_dir: Path | None = None
     progress: bool = True
+    resume: bool = False
+    max_points: int = DEFAULT_MAX_POINTS
 
 
 @dataclass(frozen=True)
@@ -70,8 +73,9 @@ def run_sweep(request: SweepRequest) -> SweepResult:
     overrides = [*request.overrides, "generation=null"]
     base = load_config(request.config, overrides)
     axes = [parse_grid(text) for text in request.grid]
+    check_endpoint_keys(base)  # an endpoint embedder without a usable key: fail before any work
     raw, base_dir, source = read_config_mapping(request.config, overrides)
-    points = grid_points(raw, axes, base_dir.resolve(), source)
+    points = grid_points(raw, axes, base_dir.resolve(), source, request.max_points)
     points.append(config_point(base, axes))
     metric = selection_column(base, request.select)
     stats = Statistics(metric, base.evaluation.confidence, base.evaluation.n_resamples, base.seed,
@@ -82,32 +86,34 @@ def run_sweep(request: SweepRequest) -> SweepResult:
     redactor = Redactor.for_config(base)
     plan = redactor.deep({"config": base.model_dump(mode="json"), "grid": [vars(axis) for axis in axes],
                           "dev_fraction": request.dev_fraction, "select": metric})
-    run_dir = open_run_directory(base.output_dir, f"{base.name}-sweep", plan, request.output_dir, resume=False)
-    manifest = Manifest(run_dir.path, redactor, kind="sweep", config=plan["config"], seed=base.seed,
-                        grid=plan["grid"], dev_fraction=request.dev_fraction, select=metric,
-                        points=len(points) - 1)
-    manifest.write()
-    try:
-        per_query = evaluate_points(evaluator, points, splits, request.progress)
-        touched = touching_keys(per_query, points, axes)
-        metrics = [c for c in per_query.columns if c not in ("point", "identity", "method", "question_set", "qid", "split")]
-        table = point_table(per_query, points, axes, metrics, stats)
-        selection = select(per_query, points, touched, stats)
-        plots = write_plots(run_dir.path, axes, points, table, selection, touched, metric)
-        summary = SweepSummary(
-            directory=run_dir.path, metric=metric, dev_fraction=request.dev_fraction, seed=base.seed,
-            grid={axis.key: list(axis.values) for axis in axes}, selection=selection,
-            verdicts=list(selection["verdict"]) if not selection.empty else [], plots=plots,
-        )
-        seconds = time.perf_counter() - started
-        record = sweep_record(request, base, axes, points, splits, touched, evaluator, seconds)
-        write_sweep_files(run_dir.path, table, summary, record, facts(record, evaluator))
-    except BaseException as exc:
-        manifest.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
-                        timings=evaluator.timer.seconds, error=f"{type(exc).__name__}: {exc}")
-        raise
-    manifest.finish("complete", timings={**evaluator.timer.seconds, "total": seconds},
-                    distinct_evaluations=evaluator.distinct_evaluations)
+    run_dir = open_run_directory(base.output_dir, f"{base.name}-sweep", plan, request.output_dir, request.resume)
+    with resumable(run_dir.path):
+        manifest = Manifest(run_dir.path, redactor, kind="sweep", config=plan["config"], seed=base.seed,
+                            resumed=run_dir.resumed, grid=plan["grid"], dev_fraction=request.dev_fraction,
+                            select=metric, points=len(points) - 1)
+        manifest.write()
+        try:
+            per_query = evaluate_points(evaluator, points, splits, request.progress)
+            touched = touching_keys(per_query, points, axes)
+            metrics = [c for c in per_query.columns
+                       if c not in ("point", "identity", "method", "question_set", "qid", "split")]
+            table = point_table(per_query, points, axes, metrics, stats)
+            selection = select(per_query, points, touched, stats)
+            plots = write_plots(run_dir.path, axes, points, table, selection, touched, metric)
+            summary = SweepSummary(
+                directory=run_dir.path, metric=metric, dev_fraction=request.dev_fraction, seed=base.seed,
+                grid={axis.key: list(axis.values) for axis in axes}, selection=selection,
+                verdicts=list(selection["verdict"]) if not selection.empty else [], plots=plots,
+            )
+            seconds = time.perf_counter() - started
+            record = sweep_record(request, base, axes, points, splits, touched, evaluator, seconds)
+            write_sweep_files(run_dir.path, table, summary, record, facts(record, evaluator))
+        except BaseException as exc:
+            manifest.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+                            timings=evaluator.timer.seconds, error=f"{type(exc).__name__}: {exc}")
+            raise
+        manifest.finish("complete", timings={**evaluator.timer.seconds, "total": seconds},
+                        distinct_evaluations=evaluator.distinct_evaluations)
     return SweepResult(summary, table, seconds, evaluator.distinct_evaluations)
 
 

@@ -31,7 +31,7 @@ from .conftest import REPO, SMOKE_CONFIG
         ("evaluation.metrics=[mrr, foo@3]", "evaluation.metrics", "unknown name 'foo'"),
         ("methods=[dense, nope]", "methods", "unknown method(s) ['nope']"),
         ("retrievers.rrf.params.retrievers=[dense, zzz]", "retrievers.rrf.params.retrievers", "fuses ['zzz']"),
-        ("retrievers.rrf.params.k=-1", "retrievers.rrf.params.k", "greater than or equal to 0"),
+        ("retrievers.rrf.params.k=-1", "retrievers.rrf.params.k", "greater than or equal to 1"),
         ("retrievers.dense.params.hnsw={M: 1}", "retrievers.dense.params.hnsw.M", "greater than 1"),
         ("evaluation.levels=[page]", "evaluation.levels.0", "'url' or 'chunk'"),
         # issue 14: strict values
