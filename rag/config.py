@@ -23,11 +23,13 @@ configs use ``.cache/`` in the working directory), ``output_dir`` ``runs`` next 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal, Union
 
 import yaml
+from pydantic_core import to_jsonable_python
 from pydantic import (
     BaseModel, ConfigDict, Field, PositiveInt, SerializeAsAny, ValidationError, ValidationInfo, field_validator,
     model_validator,
@@ -465,3 +467,26 @@ def resolve_paths(model: BaseModel, base_dir: Path) -> Any:
         return value
 
     return resolve(model)
+
+
+def portable_path(path: PurePath, start: Path | None = None) -> str:
+    """``path`` for the files and lines a run writes: relative to ``start`` (default: the working
+    directory) in POSIX form, so that no absolute path of the user's machine is written."""
+    start = Path.cwd() if start is None else start
+    return Path(os.path.relpath(path, start)).as_posix() if path.is_absolute() else path.as_posix()
+
+
+def config_record(config: BaseModel, start: Path | None = None) -> Any:
+    """``config`` as JSON data for the files a run writes (plan.json, manifest.json), every path made
+    :func:`portable_path`; a run resumed from the same directory has the same plan."""
+
+    def portable(value: Any) -> Any:
+        if isinstance(value, PurePath):
+            return portable_path(value, start)
+        if isinstance(value, dict):
+            return {key: portable(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [portable(item) for item in value]
+        return value
+
+    return to_jsonable_python(portable(config.model_dump(mode="python")))

@@ -22,7 +22,7 @@ import pandas as pd
 from evaluation import ANSWER_METRICS, answer_scores
 from evaluation.ties import ties_crossing
 from rag.chunking import cached_chunks, documents_fingerprint
-from rag.config import RunConfig, bounded_by_chunks
+from rag.config import RunConfig, bounded_by_chunks, config_record
 from rag.data import Dataset, load_dataset
 from rag.data.questions.provenance import provenance_fact
 from rag.errors import ConfigError
@@ -95,7 +95,7 @@ def run_benchmark(
             bool(closed_book_methods(config.baselines)), config.evaluation.alpha, config.evaluation.n_resamples,
             None if config.evaluation.correction == "none" else config.evaluation.correction)):
         log.warning(warning)
-    plan = redactor.deep({"config": config.model_dump(mode="json"), "skip_invalid": options.skip_invalid})
+    plan = redactor.deep({"config": config_record(config), "skip_invalid": options.skip_invalid})
     run_dir = open_run_directory(config.output_dir, config.name, plan, options.output_dir, options.resume)
     with resumable(run_dir.path):
         manifest = Manifest(

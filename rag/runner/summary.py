@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
+from rag.config import portable_path
 from rag.generation.judge import agreement_line
 from rag.results.format import TERMINAL_WIDTH, lift_lines, recommendation_lines, terminal_tables, verdict_lines
 from rag.runner.pipeline import RunResult
@@ -48,5 +49,5 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
         *([f"Files: {files['read']} read, {files['skipped']} skipped, {result.manifest.get('chunks', {}).get('count')} chunks"]
           if files else []),
         "Invalid records or files skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
-        f"Outputs: {result.run_dir}",
+        f"Outputs: {portable_path(result.run_dir)}",
     ])

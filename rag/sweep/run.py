@@ -16,7 +16,7 @@ import pandas as pd
 from rag.progress import progress as progress_bar
 
 from evaluation.metrics import parse_metric
-from rag.config import RunConfig, load_config, read_config_mapping
+from rag.config import RunConfig, config_record, load_config, portable_path, read_config_mapping
 from rag.errors import ConfigError
 from rag.generation.llm import check_endpoint_keys
 from rag.manifest import Manifest
@@ -84,7 +84,7 @@ def run_sweep(request: SweepRequest) -> SweepResult:
     splits = split_all(evaluator.question_sets, request.dev_fraction, base.seed)
 
     redactor = Redactor.for_config(base)
-    plan = redactor.deep({"config": base.model_dump(mode="json"), "grid": [vars(axis) for axis in axes],
+    plan = redactor.deep({"config": config_record(base), "grid": [vars(axis) for axis in axes],
                           "dev_fraction": request.dev_fraction, "select": metric})
     run_dir = open_run_directory(base.output_dir, f"{base.name}-sweep", plan, request.output_dir, request.resume)
     with resumable(run_dir.path):
@@ -137,7 +137,7 @@ def sweep_record(request: SweepRequest, base: RunConfig, axes: Sequence[GridAxis
                  seconds: float) -> dict:
     """What sweep.json records besides the results."""
     return {
-        "config": str(request.config.resolve()),
+        "config": portable_path(request.config.resolve()),
         "config_name": base.name,
         "grid": [{"key": axis.key, "values": list(axis.values)} for axis in axes],
         "points": [{"id": p.id, "values": p.values} for p in points],

@@ -296,7 +296,7 @@ def test_messages_name_what_is_wrong(tiny: Path, capsys: pytest.CaptureFixture) 
     assert main(["--config", str(tiny), "--quiet", "--set", "dataset.corpus=/dev/null"]) == EXIT_USER_ERROR
     one_line_error(capsys.readouterr().err, "dataset.corpus: /dev/null is not a regular file")
     two_methods = "retrievers=[{name: bm25, type: bm25, params: {}}, {name: bm25b, type: bm25, params: {k1: 2.0}}]"
-    assert main(["--config", str(tiny), "--quiet", "--limit", "1", "--set", two_methods]) == 0
+    assert main(["--config", str(tiny), "--quiet", "--verbose", "--limit", "1", "--set", two_methods]) == 0
     out = capsys.readouterr().out
     assert "questions (1 question):" in out and "(1 questions)" not in out
 
