@@ -170,10 +170,11 @@ def test_demo_folder_config_reads_this_projects_docs_and_chunking_settings_key_t
     from rag.config import load_config
     from rag.chunking import cached_chunks
 
-    config_file = Path(__file__).resolve().parents[2] / "configs" / "docs.yaml"
+    docs = Path(__file__).resolve().parents[2] / "docs"  # the demo of `rag-bench run --docs docs`
     fingerprints = {}
     for headings in ("true", "false", "true"):
-        config = load_config(config_file, [f"cache_dir={tmp_path}", f"chunking.headings={headings}"])
+        config = load_config(Path("documents"), [f"dataset.path={docs}", f"cache_dir={tmp_path}",
+                                                 f"chunking.headings={headings}"])
         dataset = load_dataset(config.dataset)
         chunks, fingerprint = cached_chunks(dataset.documents, config.chunking, config.cache_dir, progress=False)
         assert fingerprints.setdefault(headings, fingerprint) == fingerprint  # the second time: from the cache
