@@ -6,7 +6,10 @@ from evaluation.evaluate import CONVENTIONS, evaluate_run, retrieval_scores
 from evaluation.levels import to_document_ranking, to_document_run
 from evaluation.metrics import RankedJudgments, parse_metric
 from evaluation.runs import prepare_run, ranked_ids, ranked_lists_to_run
-from evaluation.stats import bootstrap_ci, compare_methods, compare_metrics, holm_adjust, paired_randomization_test, paired_t_test
+from evaluation.stats import (
+    bootstrap_ci, compare_methods, compare_metrics, holm_adjust, minimum_detectable_difference, paired_randomization_test,
+    paired_t_test, pairs_needed, smallest_adjusted_p, smallest_p,
+)
 from evaluation.ties import TIE_RULES, ties_crossing
 from evaluation.trec_io import decode_trec_id, encode_trec_id, read_qrels, read_run, write_qrels, write_run
 
@@ -25,8 +28,10 @@ __all__ = [
     "encode_trec_id",
     "evaluate_run",
     "holm_adjust",
+    "minimum_detectable_difference",
     "paired_randomization_test",
     "paired_t_test",
+    "pairs_needed",
     "parse_metric",
     "prepare_run",
     "ranked_ids",
@@ -34,6 +39,8 @@ __all__ = [
     "read_qrels",
     "read_run",
     "retrieval_scores",
+    "smallest_adjusted_p",
+    "smallest_p",
     "ties_crossing",
     "to_document_ranking",
     "to_document_run",

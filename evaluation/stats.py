@@ -18,7 +18,27 @@
 - :func:`paired_t_test`: two-sided paired t-test (scipy.stats.ttest_1samp on the differences).
 - :func:`compare_methods`: all of it for a long per-query table, with Holm's step-down correction
   over the method pairs (on the randomization p-values) by default; :func:`compare_metrics`: the
-  same for several metrics at once (identical tables, computed together).
+  same for several metrics at once (identical tables, computed together). With ``control`` the
+  family is the many-to-one comparisons of every other method with that one (k - 1 tests, not
+  k (k - 1) / 2).
+
+Power, per paired comparison (columns of the pairwise table):
+
+- :func:`smallest_p`: the smallest two-sided p-value the sign-flip test can return with n pairs,
+  whatever the data: exact (2**n <= n_resamples) p = hits / 2**n and the identity and the all-flipped
+  pattern always hit, so p >= 2 / 2**n = 2**(1 - n), reached when every difference has the same sign
+  and no partial flip ties; Monte Carlo p = (hits + 1) / (n_resamples + 1) >= 1 / (n_resamples + 1).
+- :func:`smallest_adjusted_p`: the same after the correction over m tests. Holm's adjusted p of the
+  i-th smallest raw p is max_{j <= i} (m - j + 1) p_(j) >= m p_(1), so no test of the family can go below
+  min(1, m * smallest_p(n)), reached by the smallest p when all others are 1 (without correction: smallest_p).
+  A comparison is *underpowered* when this is >= alpha: it can never be significant at this n.
+- :func:`minimum_detectable_difference`: the smallest true mean difference detected with probability
+  ``power`` (80%) by the two-sided paired t-test at the level alpha / m (Holm's first, strictest step;
+  Bonferroni), from the spread s of the paired differences: MDD = δ* s / sqrt(n), δ* the non-centrality
+  at which the non-central t power 1 - F(t_c; n - 1, δ*) + F(-t_c; n - 1, δ*) equals ``power``, t_c the
+  t quantile 1 - alpha / (2 m) with n - 1 degrees of freedom (Cohen 1988, ch. 2; for large n
+  δ* -> z_{1 - alpha/(2m)} + z_power). The sign-flip test's power is close to the t-test's once its
+  smallest attainable p is well below the level; inf when the comparison is underpowered.
 
 Both resampling procedures are plain numpy: the resample matrix (multiplicities of each query per
 bootstrap resample, drawn as ``rng.integers(0, n, (rows, n))`` like scipy does, or one flip bit per
@@ -34,6 +54,7 @@ methods have a defined value.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
@@ -240,26 +261,86 @@ def holm_adjust(p_values: Sequence[float]) -> np.ndarray:
 
 CORRECTIONS = ("holm", None)
 
+#: Power at which :func:`minimum_detectable_difference` is stated.
+POWER = 0.8
+
+
+def smallest_p(n: int, n_resamples: int = 10_000) -> float:
+    """The smallest two-sided p-value :func:`paired_randomization_test` can return on n pairs:
+    2**(1 - n) when exact (2**n <= n_resamples), 1 / (n_resamples + 1) by Monte Carlo; NaN for n = 0."""
+    if n <= 0:
+        return np.nan
+    return 2.0 ** (1 - n) if 2**n <= n_resamples else 1.0 / (n_resamples + 1)
+
+
+def smallest_adjusted_p(n: int, m: int, n_resamples: int = 10_000, correction: str | None = "holm") -> float:
+    """The smallest p-value after the correction over ``m`` tests that a test on ``n`` pairs can reach:
+    min(1, m * smallest_p(n)) under Holm (or Bonferroni), smallest_p(n) without correction."""
+    raw = smallest_p(n, n_resamples)
+    return float(min(1.0, max(m, 1) * raw)) if correction == "holm" else raw
+
+
+def pairs_needed(m: int, alpha: float = 0.05, n_resamples: int = 10_000, correction: str | None = "holm") -> int | None:
+    """The smallest n at which a test in a family of ``m`` can reach p < alpha after the correction
+    (None when even Monte Carlo's floor 1 / (n_resamples + 1) cannot)."""
+    for n in range(1, 64):
+        if smallest_adjusted_p(n, m, n_resamples, correction) < alpha:
+            return n
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _noncentrality(df: int, level: float, power: float) -> float:
+    """δ* with 1 - F(t_c; df, δ*) + F(-t_c; df, δ*) = power, t_c = t_{1 - level/2, df} (root by brentq)."""
+    from scipy.optimize import brentq
+
+    critical = stats.t.ppf(1 - level / 2, df)
+
+    def shortfall(delta: float) -> float:  # scipy returns NaN for the far tail opposite the shift (< 1e-16): 0
+        return stats.nct.sf(critical, df, delta) + np.nan_to_num(stats.nct.cdf(-critical, df, delta)) - power
+
+    high = critical + stats.norm.ppf(power) + 1.0
+    while shortfall(high) < 0:
+        high *= 2
+    return float(brentq(shortfall, 0.0, high, xtol=1e-10))
+
+
+def minimum_detectable_difference(diffs: object, level: float, power: float = POWER) -> float:
+    """The true mean paired difference the two-sided paired t-test at ``level`` detects with
+    probability ``power``, from the spread of the observed differences: δ* s / sqrt(n) (s with ddof 1,
+    δ* from the non-central t). NaN with fewer than 2 defined differences or no spread."""
+    diff = _defined(diffs, "diffs")
+    if len(diff) < 2 or not 0 < level < 1:
+        return np.nan
+    spread = float(diff.std(ddof=1))
+    if spread <= _CONSTANT_TOLERANCE:
+        return np.nan
+    return _noncentrality(len(diff) - 1, float(level), float(power)) * spread / float(np.sqrt(len(diff)))
+
 
 def compare_methods(per_query: pd.DataFrame, metric: str, method_col: str = "method", query_col: str = "qid",
                     confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0, alpha: float = 0.05,
-                    correction: str | None = "holm") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Summary per method and paired tests between every pair of methods on one metric.
+                    correction: str | None = "holm", control: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Summary per method and paired tests between every pair of methods on one metric (or, with
+    ``control``, between every other method and that one: method_a = the method, method_b = control).
 
     ``per_query`` is long: one row per (method, query) with a column ``metric``. Returns
     ``summary`` (method, mean, ci_low, ci_high, n, n_undefined) and ``pairwise`` (method_a,
     method_b, n_pairs, mean_diff = mean(a - b), p_randomization, p_ttest, p_adjusted, significant,
-    test). ``significant`` = p_adjusted < alpha, p_adjusted being the Holm-adjusted randomization
+    test, smallest_p_adjusted, underpowered, mdd). ``smallest_p_adjusted``: the smallest p the test
+    could reach at its n after the correction (:func:`smallest_adjusted_p`); ``underpowered``: that is
+    >= alpha; ``mdd``: :func:`minimum_detectable_difference` at alpha / m. ``significant`` = p_adjusted < alpha, p_adjusted being the Holm-adjusted randomization
     p-value (or the raw one with ``correction=None``). Holm's correction is over the method pairs of
     this metric. See :func:`compare_metrics` for several metrics at once.
     """
     return compare_metrics(per_query, [metric], method_col, query_col, confidence, n_resamples, seed, alpha,
-                           correction)[metric]
+                           correction, control)[metric]
 
 
 def compare_metrics(per_query: pd.DataFrame, metrics: Sequence[str], method_col: str = "method",
                     query_col: str = "qid", confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0,
-                    alpha: float = 0.05, correction: str | None = "holm") -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+                    alpha: float = 0.05, correction: str | None = "holm",
+                    control: str | None = None) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
     """:func:`compare_methods` of every metric in ``metrics``, by metric: the same tables, computed
     together (one matrix product per sample size for all metrics' bootstraps, one for their tests)."""
     metrics = list(dict.fromkeys(metrics))
@@ -274,7 +355,10 @@ def compare_metrics(per_query: pd.DataFrame, metrics: Sequence[str], method_col:
         raise ValueError(f"per_query: a ({method_col}, {query_col}) pair occurs twice")
     values = per_query[metrics].astype(np.float64)
     methods = list(dict.fromkeys(per_query[method_col]))
-    pairs = list(combinations(methods, 2))
+    if control is not None and control not in methods:
+        raise ValueError(f"control: {control!r} is not one of the methods {methods}")
+    pairs = (list(combinations(methods, 2)) if control is None
+             else [(method, control) for method in methods if method != control])
     rows_of = [(per_query[method_col] == method).to_numpy() for method in methods]
     scores = {metric: [values[metric].to_numpy()[rows] for rows in rows_of] for metric in metrics}
     defined = {metric: [column[~np.isnan(column)] for column in scores[metric]] for metric in metrics}
@@ -299,5 +383,11 @@ def compare_metrics(per_query: pd.DataFrame, metrics: Sequence[str], method_col:
         pairwise["p_adjusted"] = holm_adjust(raw) if correction == "holm" else raw
         pairwise["significant"] = pairwise["p_adjusted"] < alpha
         pairwise["test"] = test
+        family = max(1, int(np.count_nonzero(~np.isnan(raw)))) if correction == "holm" else 1
+        pairwise["smallest_p_adjusted"] = [smallest_adjusted_p(n, family, n_resamples, correction)
+                                           for n in pairwise["n_pairs"]]
+        pairwise["underpowered"] = pairwise["smallest_p_adjusted"] >= alpha
+        pairwise["mdd"] = [np.inf if low else minimum_detectable_difference(diff, alpha / family)
+                           for diff, low in zip(diffs[metric], pairwise["underpowered"])]
         results[metric] = (summary, pairwise)
     return results

@@ -1,8 +1,9 @@
 """The run configuration: one pydantic model tree loaded from YAML.
 
 Every model forbids unknown keys and refuses booleans for numbers (:class:`rag.validation.ConfigModel`).
-:func:`load_config` reads the YAML strictly (a duplicated key is an error; a syntax error names file,
-line and column), applies ``--set dotted.key=value`` overrides (values parsed as YAML), validates once
+:func:`load_config` reads the YAML strictly (a duplicated key is an error; the merge key ``<<:`` works;
+a syntax error names file, line and column, in the file or a ``--set`` value), applies
+``--set dotted.key=value`` overrides (values parsed as YAML), validates once
 — each retriever's ``params`` become its type's ``Params`` model here, nowhere else — and turns any
 failure into a :class:`rag.errors.ConfigError` naming the dotted key path (e.g.
 ``retrievers.bm25.params.k1``, see :mod:`rag.validation`) and what was expected; then it resolves
@@ -15,17 +16,20 @@ paths such as ``retrievers.bm25.params.k1``, so it has no dots: ``[A-Za-z0-9][A-
 top-level folders (``/smoke``, ``/index``), which is never intended (typically an empty variable in a
 path); refusing it is safer than guessing another place.
 
-Defaults: ``top_k`` 10, ``cache_dir`` ``~/.cache/rag-bench`` (override it per config; the shipped
-configs use ``.cache/`` at the repository root), ``output_dir`` ``runs`` next to the config file.
+Defaults: ``top_k`` 10, ``cache_dir`` ``~/.cache/rag-bench`` (override it per config; the built-in
+configs use ``.cache/`` in the working directory), ``output_dir`` ``runs`` next to the config file
+(``runs`` in the working directory for a built-in config, :mod:`rag.resources`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any, Literal
+from pathlib import Path, PurePath
+from typing import Annotated, Any, Literal, Union
 
 import yaml
+from pydantic_core import to_jsonable_python
 from pydantic import (
     BaseModel, ConfigDict, Field, PositiveInt, SerializeAsAny, ValidationError, ValidationInfo, field_validator,
     model_validator,
@@ -36,10 +40,13 @@ from rag.chunking import ChunkingConfig
 from rag.data import DatasetConfig
 from rag.errors import ConfigError
 from rag.generation import GeneratorConfig
+from rag.generation.config import LocalGeneratorConfig, OpenAIGeneratorConfig
+from rag.resources import builtin_config, builtin_config_names, is_builtin_config
 from rag.retrievers.base import RETRIEVERS, RetrieverParams
 from rag.validation import ENTRY_NAME_PATTERN, ConfigModel, config_error_from_validation, entry_label
 
 DEFAULT_CACHE_DIR = Path("~/.cache/rag-bench")
+MAX_RESAMPLES = 1_000_000  # bootstrap and sign-flip resamples: time and memory grow with resamples x questions
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
@@ -62,12 +69,14 @@ class GenerationSection(StrictModel):
 
     ``questions_per_set``: LLM answers for a seeded sample of this many questions per question set
     (the same questions for every method, so paired tests stay paired); ``null`` = all questions.
-    Each method's top-k chunks are the contexts; the generator's own ``max_chunks`` and
+    ``question_sets``: the sets that get answers (default: every set of the run), so the answer budget
+    can go where references are short and verifiable. Each method's top-k chunks are the contexts; the generator's own ``max_chunks`` and
     ``context_token_budget`` bound what enters the prompt.
     """
 
     generator: GeneratorConfig
     questions_per_set: PositiveInt | None = None
+    question_sets: list[str] | None = Field(None, min_length=1)
 
 
 class EvaluationSection(StrictModel):
@@ -78,8 +87,14 @@ class EvaluationSection(StrictModel):
     id descending, as trec_eval); ``expected`` takes every metric's expected value over all orders of
     equally scored items (McSherry & Najork 2008). Paired tests:
     sign-flip randomization (t-test p-values reported alongside), ``correction`` across the method
-    pairs of one metric and question set. ``answer_in_context``: the cut-offs k of
-    ``answer_in_context@k`` (a reference answer in the top-k chunks; default ``[top_k]``)."""
+    pairs of one metric and question set (``n_resamples`` at most :data:`MAX_RESAMPLES`: the work grows
+    with resamples x questions). ``answer_in_context``: the cut-offs k of
+    ``answer_in_context@k`` (a reference answer in the top-k chunks; default ``[top_k]``).
+    ``judge``: an optional LLM judge of the answers (off by default): a generator config of type
+    ``openai`` (any OpenAI-compatible endpoint) or ``local`` (rag/generation/judge.py; its verdict is
+    the ``judge`` answer metric, its agreement with match and EM is reported).
+    ``primary``: the URL-level metric the recommendation reads (default ``ndcg@top_k`` when measured,
+    else the first metric; docs/evaluation.md, "Recommendation")."""
 
     metrics: list[str] = Field(
         default_factory=lambda: ["mrr@10", "recall@10", "ndcg@10", "map@10", "p@10", "hit@10"], min_length=1
@@ -89,10 +104,12 @@ class EvaluationSection(StrictModel):
     ties: Literal["id", "expected"] = "id"
     answer_normalization: Literal["squad", "seed"] = "squad"
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
-    n_resamples: PositiveInt = 10000
+    n_resamples: int = Field(default=10000, gt=0, le=MAX_RESAMPLES)
     correction: Literal["holm", "none"] = "holm"
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     answer_in_context: list[PositiveInt] | None = Field(default=None, min_length=1)
+    primary: str | None = None
+    judge: Annotated[Union[OpenAIGeneratorConfig, LocalGeneratorConfig], Field(discriminator="type")] | None = None
 
     @field_validator("metrics")
     @classmethod
@@ -101,12 +118,25 @@ class EvaluationSection(StrictModel):
 
         return [parse_metric(metric).column for metric in metrics]
 
+    @field_validator("primary")
+    @classmethod
+    def _primary_measured(cls, primary: str | None, info: ValidationInfo) -> str | None:
+        from evaluation.metrics import parse_metric
+
+        if primary is None:
+            return None
+        column = parse_metric(primary).column
+        measured = info.data.get("metrics") or []
+        if column not in measured:
+            raise ValueError(f"{primary!r} is not among evaluation.metrics {measured}; expected one of them")
+        return column
+
 
 class RunConfig(StrictModel):
     """A whole benchmark run."""
 
     name: str = Field(pattern=NAME_PATTERN)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     dataset: DatasetConfig
     question_sets: list[str] | None = Field(None, min_length=1)
     limit: PositiveInt | None = None
@@ -172,6 +202,13 @@ class RunConfig(StrictModel):
                     f"retriever {spec.name!r} fuses {missing}, which are not configured; "
                     f"expected names among {sorted(names)}",
                 )
+        cycle = fusion_cycle({spec.name: spec.params.requires() for spec in self.retrievers})
+        if cycle:
+            raise ConfigError(
+                f"retrievers.{cycle[0]}.params.retrievers",
+                f"the fusion inputs form a cycle ({' -> '.join(cycle)}); expected each fusion to fuse other "
+                "retrievers, never itself, directly or through another fusion",
+            )
         taken = {spec.name for spec in self.retrievers}
         for index, name in enumerate(self.baselines):
             BASELINES.get(name, key=f"baselines.{index}")
@@ -202,8 +239,56 @@ class RunConfig(StrictModel):
                                   f"cut-off {k} exceeds depth {self.depth}; expected a cut-off <= {self.depth}")
         return self
 
+    @model_validator(mode="after")
+    def _answered_sets_in_run(self) -> "RunConfig":
+        """``generation.question_sets`` must name sets of the run (when the run names its sets)."""
+        wanted = self.generation.question_sets if self.generation is not None else None
+        known = self.question_sets or getattr(self.dataset, "question_sets", None)
+        if wanted and known:
+            unknown = [name for name in wanted if name not in known]
+            if unknown:
+                raise ConfigError("generation.question_sets",
+                                  f"unknown question set(s) {unknown}; expected names among {list(known)}")
+        return self
+
     def retriever(self, name: str) -> RetrieverSpec:
         return next(spec for spec in self.retrievers if spec.name == name)
+
+
+def bounded_by_chunks(config: RunConfig, n_chunks: int) -> RunConfig:
+    """``config`` with ``depth``, and each fusion's own ``depth``, at most ``n_chunks``: no ranked
+    list can hold more chunks than the corpus has, so the results are those of the configured depth,
+    and nothing is sized by a depth the data cannot fill (``depth: 1000000`` on 49 chunks)."""
+    limit = max(n_chunks, 1)
+    retrievers = [
+        spec.model_copy(update={"params": spec.params.model_copy(update={"depth": limit})})
+        if isinstance(getattr(spec.params, "depth", None), int) and spec.params.depth > limit else spec
+        for spec in config.retrievers
+    ]
+    return config.model_copy(update={"depth": min(config.depth, limit), "retrievers": retrievers})
+
+
+def fusion_cycle(inputs: Mapping[str, Sequence[str]]) -> list[str]:
+    """The first cycle of the retriever graph (name -> the names it fuses), found by depth-first
+    search in config order, as a path that ends where it starts (``[rrf, rrf]``, ``[a, b, a]``);
+    ``[]`` when there is none. Inputs that are not configured are skipped (reported elsewhere)."""
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> list[str]:
+        if name in path:
+            return [*path[path.index(name):], name]
+        if name in done or name not in inputs:
+            return []
+        for needed in inputs[name]:
+            if cycle := visit(needed, [*path, name]):
+                return cycle
+        done.add(name)
+        return []
+
+    for name in inputs:
+        if cycle := visit(name, []):
+            return cycle
+    return []
 
 
 # --------------------------------------------------------------------------------------------------
@@ -211,25 +296,58 @@ class RunConfig(StrictModel):
 
 
 def load_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
-    """Read a YAML config, apply ``dotted.key=value`` overrides, validate, resolve relative paths."""
-    path = Path(path)
-    if not path.is_file():
-        problem = "is a directory" if path.is_dir() else "file not found"
-        raise ConfigError("--config", f"{problem}: {path}; expected a YAML run configuration")
+    """Read a YAML config, apply ``dotted.key=value`` overrides, validate, resolve relative paths
+    (see :func:`read_config_mapping`)."""
+    raw, base_dir, source = read_config_mapping(path, overrides)
+    return config_from_mapping(raw, base_dir=base_dir, source=source)
+
+
+def read_config_mapping(path: str | Path, overrides: Sequence[str] = ()) -> tuple[dict[str, Any], Path, Path]:
+    """The config's mapping with ``overrides`` applied (not yet validated), the directory its relative
+    paths resolve against, and the file it came from (named in errors).
+
+    ``path`` is a file, or else the name of a built-in config (``smoke``, ``wiki``; an existing file
+    wins, see :mod:`rag.resources`). A built-in config's relative ``output_dir`` and ``cache_dir``
+    are made absolute against the working directory here, so nothing lands in the installed package."""
+    path = _config_file(Path(path))
     raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise ConfigError(None, "expected a mapping of config keys at the top level", source=path)
     for override in overrides:
         apply_override(raw, override)
-    return config_from_mapping(raw, base_dir=path.parent, source=path)
+    if not is_builtin_config(path):
+        return raw, path.parent, path
+    raw.setdefault("output_dir", "runs")
+    for key in ("output_dir", "cache_dir"):
+        if isinstance(raw.get(key), str):
+            raw[key] = str(Path.cwd() / Path(raw[key]).expanduser())
+    return raw, path.resolve().parent, path  # configs/<name>.yaml in a checkout links to the package's file
+
+
+def _config_file(path: Path) -> Path:
+    if path.is_file():
+        return path
+    builtin = builtin_config(str(path))
+    if builtin is not None:
+        return builtin
+    problem = "is a directory" if path.is_dir() else "file not found"
+    raise ConfigError("--config", f"{problem}: {path}; expected a YAML run configuration or a built-in "
+                                  f"config name ({', '.join(builtin_config_names())})")
+
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader, with a duplicated mapping key as an error instead of "last one wins"."""
+    """YAML's safe loader, with a duplicated mapping key as an error instead of "last one wins".
+    The merge key ``<<: *anchor`` works as in YAML 1.1: the anchored mapping's keys are merged in,
+    and a key written beside ``<<`` overrides the merged one (only keys written twice are errors)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         first_line: dict[Any, int] = {}
         for key_node, _ in node.value:
+            if key_node.tag == MERGE_TAG:
+                continue
             key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             if key in first_line:
@@ -238,29 +356,35 @@ class _StrictLoader(yaml.SafeLoader):
                     source=self.name, line=line, column=key_node.start_mark.column + 1,
                 )
             first_line[key] = line
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # SafeLoader's: flattens the merge keys first
 
 
-def read_yaml(path: Path) -> Any:
-    """The YAML document in ``path``; a syntax error or a duplicated key is a one-line ConfigError
-    naming file, line and column."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(None, f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", source=path) from None
+def parse_yaml(text: str, source: str) -> Any:
+    """The YAML document in ``text`` (strict, see :class:`_StrictLoader`); a syntax error or a
+    duplicated key is a one-line ConfigError naming ``source`` (a file, or ``--set KEY``), line and
+    column."""
     loader = _StrictLoader(text)
-    loader.name = str(path)
+    loader.name = source
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        problem = " ".join(part for part in (exc.context, exc.problem) if part) or "syntax error"
-        raise ConfigError(None, f"not valid YAML: {problem}", source=path,
+        problem = " ".join(" ".join(part.split()) for part in (exc.context, exc.problem) if part) or "syntax error"
+        raise ConfigError(None, f"not valid YAML: {problem}", source=source,
                           line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(None, f"not valid YAML: {' '.join(str(exc).split())}", source=path) from None
+        raise ConfigError(None, f"not valid YAML: {' '.join(str(exc).split())}", source=source) from None
     finally:
         loader.dispose()
+
+
+def read_yaml(path: Path) -> Any:
+    """The YAML document in ``path`` (:func:`parse_yaml`); text that is not UTF-8 is a ConfigError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(None, f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", source=path) from None
+    return parse_yaml(text, str(path))
 
 
 def config_from_mapping(raw: Mapping[str, Any], base_dir: Path, source: str | Path | None = None) -> RunConfig:
@@ -287,10 +411,7 @@ def apply_override(raw: dict[str, Any], override: str) -> None:
     key, sep, text = override.partition("=")
     if not sep or not key.strip():
         raise ConfigError("--set", f"{override!r}: expected dotted.key=value")
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(key, f"override value {text!r} is not valid YAML: {exc}") from None
+    value = parse_yaml(text, f"--set {key.strip()}")
     parts = key.strip().split(".")
     node: Any = raw
     for depth, part in enumerate(parts):
@@ -346,3 +467,26 @@ def resolve_paths(model: BaseModel, base_dir: Path) -> Any:
         return value
 
     return resolve(model)
+
+
+def portable_path(path: PurePath, start: Path | None = None) -> str:
+    """``path`` for the files and lines a run writes: relative to ``start`` (default: the working
+    directory) in POSIX form, so that no absolute path of the user's machine is written."""
+    start = Path.cwd() if start is None else start
+    return Path(os.path.relpath(path, start)).as_posix() if path.is_absolute() else path.as_posix()
+
+
+def config_record(config: BaseModel, start: Path | None = None) -> Any:
+    """``config`` as JSON data for the files a run writes (plan.json, manifest.json), every path made
+    :func:`portable_path`; a run resumed from the same directory has the same plan."""
+
+    def portable(value: Any) -> Any:
+        if isinstance(value, PurePath):
+            return portable_path(value, start)
+        if isinstance(value, dict):
+            return {key: portable(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [portable(item) for item in value]
+        return value
+
+    return to_jsonable_python(portable(config.model_dump(mode="python")))

@@ -10,6 +10,14 @@ API keys are read only from the environment (``api_key_env`` names the variable)
 3. URL credentials: the user-info of any URL in the config (``http://user:PASS@host``), as written
    and as the base64 ``user:pass`` of an HTTP Basic ``Authorization`` header.
 
+Each secret is known in every form a program may write it in (:func:`secret_forms`): as is, stripped
+of surrounding white space, each part between control characters (an HTTP library that cuts a header
+at a line break prints the part before it), and escaped the way Python's ``repr``/``ascii`` of the
+text or of its UTF-8 bytes and JSON write it (``sk-...\\n``, ``b'Bearer sk-...\\r'``, ``\\u00e4``). A
+header value built from a secret (``Bearer <key>``) contains one of these forms, so it is redacted too.
+A key with a control or non-ASCII character cannot be sent in an HTTP header at all: such keys are
+refused before any request (:func:`check_key_characters`), without echoing them.
+
 :meth:`Redactor.text` replaces every occurrence of a known secret by ``[REDACTED]`` and, known or
 not, the user-info of any URL in the text (``scheme://[REDACTED]@host``). The runner applies it to
 plan.json, manifest.json, the reports, log records, the terminal and error lines; the LLM generators
@@ -19,6 +27,7 @@ apply it to answers and error messages before they are cached or returned.
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import os
 import re
@@ -36,7 +45,35 @@ ENV_VAR_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 # Well-known API key shapes: OpenAI/Anthropic (sk-), GitHub, Slack, Hugging Face, GitLab, AWS access keys.
 _KEY_SHAPE = re.compile(r"^(sk-|sk_|pk_live_|rk_live_|ghp_|gho_|ghs_|github_pat_|xox[abprs]-|hf_|glpat-|AKIA[0-9A-Z]{12})")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/\s@?#]+)@")
+
+
+def secret_forms(secret: str) -> set[str]:
+    """Every form of ``secret`` that may be written: as is, stripped, its parts between control
+    characters, and escaped (``repr``/``ascii`` of the text and of its UTF-8 bytes, JSON, unicode
+    escapes), each at least :data:`MIN_SECRET_LENGTH` characters long."""
+    forms = {secret, secret.strip(), *_CONTROL.split(secret)}
+    for form in list(forms):
+        forms |= {repr(form)[1:-1], ascii(form)[1:-1], repr(form.encode("utf-8"))[2:-1],
+                  json.dumps(form)[1:-1], json.dumps(form, ensure_ascii=False)[1:-1],
+                  form.encode("unicode_escape").decode("ascii")}
+    return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
+
+
+def check_key_characters(key: str, variable: str) -> str | None:
+    """None when ``key`` can be sent in an HTTP header (printable ASCII, no white space at its ends),
+    else what is wrong with it, naming the position and the variable but never the key."""
+    for position, character in enumerate(key, start=1):
+        if _CONTROL.match(character):
+            return (f"the value of {variable} holds a control character ({character!r} at position {position} of "
+                    f"{len(key)}; a line break from a CRLF .env file?); expected the key alone, printable ASCII")
+        if not character.isascii():
+            return (f"the value of {variable} holds a non-ASCII character at position {position} of {len(key)}, "
+                    "which an HTTP header cannot carry; expected the key alone, printable ASCII")
+    if key != key.strip():
+        return f"the value of {variable} starts or ends with a space; expected the key alone"
+    return None
 
 
 def looks_like_key(value: str) -> bool:
@@ -83,7 +120,7 @@ class Redactor:
     """Replaces known secrets and URL credentials in strings and nested JSON-like structures."""
 
     def __init__(self, secrets: Iterable[str] = ()):
-        known = {secret for secret in secrets if secret and len(secret) >= MIN_SECRET_LENGTH}
+        known = {form for secret in secrets if secret for form in secret_forms(secret)}
         # longest first, so a secret containing another one is replaced whole
         self._pattern = (
             re.compile("|".join(re.escape(s) for s in sorted(known, key=len, reverse=True))) if known else None

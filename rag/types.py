@@ -24,7 +24,8 @@ class Document:
 
 @dataclass(frozen=True)
 class Chunk:
-    """A retrievable piece of a document. ``chunk_id`` is stable: derived from doc id and position."""
+    """A retrievable piece of a document. ``chunk_id`` is stable: derived from doc id and position.
+    ``section`` names where it lies: ``"Title › Section › Subsection"`` (rag.data.sections)."""
 
     chunk_id: str
     doc_id: str
@@ -32,6 +33,7 @@ class Chunk:
     text: str
     position: int
     n_tokens: int
+    section: str = ""
 
 
 @dataclass(frozen=True)

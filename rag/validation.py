@@ -39,9 +39,10 @@ class _Boolean:
 
 
 class ConfigModel(BaseModel):
-    """Unknown keys are errors; a boolean is not a number (``top_k: true`` is refused, not read as 1)."""
+    """Unknown keys are errors; a boolean is not a number (``top_k: true`` is refused, not read as 1);
+    NaN and infinity are not numbers either (``k: .inf`` is refused)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod

@@ -12,6 +12,9 @@ size in a fresh process (so memory baselines are clean):
   queries' time with rank-bm25-rs on the same tokens and our ratio (up to ``--peer-max``);
 - ``chroma``: adding N vectors to a persistent Chroma collection (our ``ChromaStore``), top-10 query
   time, size on disk (skipped above ``--chroma-max``);
+- ``milvus``: the same vectors in milvus-lite through our ``MilvusCollection`` (the dense retriever's
+  Milvus store; HNSW M 16, efConstruction 200, ef 200): build, top-10 query time, recall@10 against
+  exact search, size on disk (skipped above ``--milvus-max``);
 - ``eval``: ``evaluation.evaluate_run`` of 4 methods x ``--questions`` questions (top-10 over the N
   chunk ids, 1-3 relevant chunks each), ``evaluation.compare_metrics`` over them (10,000 resamples),
   and the outputs: per_query.csv (the runner's columns), TREC run files, report.html.
@@ -20,7 +23,7 @@ Time is wall-clock seconds; memory is the peak resident set above the stage's st
 ``VmHWM``, reset per stage through ``/proc/self/clear_refs``). The table ends with each cost's
 growth exponent: the least-squares slope of log(cost) on log(N) (1 = linear).
 
-    python scripts/bench_scale.py [--sizes 10000,100000,1000000] [--stages load,bm25,chroma,eval]
+    python scripts/bench_scale.py [--sizes 10000,100000,1000000] [--stages load,bm25,chroma,milvus,eval]
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-STAGES = ("load", "bm25", "chroma", "eval")
+STAGES = ("load", "bm25", "chroma", "milvus", "eval")
 METRICS = ["mrr", "recall@10", "ndcg@10", "map@10", "p@10", "hit@10"]
 METHODS = ["dense", "bm25", "rrf", "convex"]
 DIMENSION = 384
@@ -190,14 +193,16 @@ def bm25_peer(ours, texts: list[str], queries: list[str], results: dict) -> None
     results["bm25_ours_vs_rs"] = results["bm25_rs_query_ms"] / results["bm25_query_ms"]
 
 
+def unit_vectors(rng: np.random.Generator, count: int) -> np.ndarray:
+    vectors = rng.standard_normal((count, DIMENSION), dtype=np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
 def stage_chroma(size: int, work: Path, results: dict, n_queries: int) -> None:
     from rag.retrievers.chroma_store import ChromaStore, HnswParams, make_client
 
     rng = np.random.default_rng(1)
-    vectors = rng.standard_normal((size, DIMENSION), dtype=np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    queries = rng.standard_normal((n_queries, DIMENSION), dtype=np.float32)
-    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    vectors, queries = unit_vectors(rng, size), unit_vectors(rng, n_queries)
     ids = [chunk_id(i) for i in range(size)]
     store = ChromaStore(make_client("persistent", work / "chroma", "", 0), "bench", HnswParams())
     with measured(results, "chroma_add"):
@@ -211,9 +216,37 @@ def stage_chroma(size: int, work: Path, results: dict, n_queries: int) -> None:
     results["chroma_query_ms"] = 1000 * (time.perf_counter() - start) / n_queries
 
 
+def stage_milvus(size: int, work: Path, results: dict, n_queries: int, recall_queries: int = 100) -> None:
+    """Our ``MilvusCollection`` (the dense retriever's Milvus store) in milvus-lite: build (insert N
+    vectors, flush, HNSW M 16 / efConstruction 200), top-10 query time (ef 200, batches of 256),
+    recall@10 against exact search (numpy brute force) on ``recall_queries`` queries, size on disk."""
+    from rag.retrievers.milvus_store import MilvusCollection, MilvusStoreConfig, milvus_client
+
+    rng = np.random.default_rng(1)
+    vectors, queries = unit_vectors(rng, size), unit_vectors(rng, n_queries)
+    ids = [chunk_id(i) for i in range(size)]
+    config = MilvusStoreConfig(type="milvus", uri=str(work / "milvus" / "milvus.db"), index="HNSW")
+    store = MilvusCollection(milvus_client(config, work), "bench", config)
+    with measured(results, "milvus_build"):
+        store.ensure(f"{size:032d}", ids, vectors)
+    results["milvus_disk_mib"] = tree_mib(work / "milvus")
+    store.query(queries[:10], 10)  # warm-up
+    start, start_cpu = time.perf_counter(), time.process_time()
+    found = []
+    for first in range(0, n_queries, 256):
+        found.extend(store.query(queries[first : first + 256], 10))
+    results["milvus_query_ms"] = 1000 * (time.perf_counter() - start) / n_queries
+    results["milvus_query_cpu_ms"] = 1000 * (time.process_time() - start_cpu) / n_queries
+    sample = queries[:recall_queries]
+    exact = np.argsort(-(sample @ vectors.T), axis=1)[:, :10]
+    results["milvus_recall@10"] = float(np.mean([len({ids[i] for i in row} & set(got)) / 10
+                                                 for row, got in zip(exact, found[:recall_queries])]))
+
+
 def stage_eval(size: int, work: Path, results: dict, n_questions: int) -> None:
     from evaluation import compare_metrics, evaluate_run, ranked_lists_to_run, write_run
     from rag.results.comparison import StatisticsSettings, compare
+    from rag.results.csv_files import csv_text
     from rag.results.curves import curves
     from rag.results.html import write_html_report
 
@@ -248,7 +281,7 @@ def stage_eval(size: int, work: Path, results: dict, n_questions: int) -> None:
         generation_s=math.nan, prompt_tokens=0, completion_tokens=0, attempts=0,
     )
     with measured(results, "per_query_csv"):
-        (work / "per_query.csv").write_text(rows.to_csv(index=False))
+        (work / "per_query.csv").write_text(csv_text(rows))
     results["per_query_csv_mib"] = (work / "per_query.csv").stat().st_size / 2**20
     with measured(results, "trec_write"):
         for method, lists in runs.items():
@@ -276,6 +309,8 @@ def run_one(size: int, stages: list[str], args: argparse.Namespace) -> dict:
             stage_bm25(size, synthetic, work, results, args.queries, args.peer_max)
         if "chroma" in stages and size <= args.chroma_max:
             stage_chroma(size, work, results, args.queries)
+        if "milvus" in stages and size <= args.milvus_max:
+            stage_milvus(size, work, results, args.queries)
         if "eval" in stages:
             stage_eval(size, work, results, args.questions)
     return results
@@ -311,6 +346,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000, help="queries timed per index")
     parser.add_argument("--questions", type=int, default=10_000, help="questions evaluated per method")
     parser.add_argument("--chroma-max", type=int, default=100_000, help="largest size given to Chroma")
+    parser.add_argument("--milvus-max", type=int, default=1_000_000, help="largest size given to Milvus")
     parser.add_argument("--chunking-max", type=int, default=100_000, help="largest size loaded and chunked")
     parser.add_argument("--peer-max", type=int, default=1_000_000, help="largest size given to rank-bm25-rs")
     parser.add_argument("--json", type=Path, help="also write the measurements here")
@@ -327,8 +363,8 @@ def main() -> None:
     for size in (int(s.replace("_", "")) for s in args.sizes.split(",")):
         command = [sys.executable, __file__, "--one", str(size), "--stages", ",".join(stages),
                    "--queries", str(args.queries), "--questions", str(args.questions),
-                   "--chroma-max", str(args.chroma_max), "--chunking-max", str(args.chunking_max),
-                   "--peer-max", str(args.peer_max)]
+                   "--chroma-max", str(args.chroma_max), "--milvus-max", str(args.milvus_max),
+                   "--chunking-max", str(args.chunking_max), "--peer-max", str(args.peer_max)]
         done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
         rows.append(json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))[7:]))
         print(f"size {size:,}: done", file=sys.stderr, flush=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Build the project's Wikipedia data.
 
-  bundled  data/wiki (corpus.jsonl.gz, questions/<set>.jsonl, MANIFEST.json) and data/smoke from the
+  bundled  data/wiki (corpus.jsonl.gz, questions/<set>.jsonl, MANIFEST.json) and data/smoke (in rag/resources/data) from the
            vital-article summaries kept in data/sources/wiki_vital (offline, deterministic, seeded);
            questions/reference.jsonl from the reference system's data/seed_repo/questions_100.json
   live     a corpus fetched from the MediaWiki API (network; cached on disk so a rebuild is identical)
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from rag.data.live_wiki import LiveWikiConfig, build_live_corpus, titles_from_urls
-from rag.data.question_gen import DEFAULT_SEED, QUESTION_GENERATORS
+from rag.data.questions.wiki import DEFAULT_SEED, QUESTION_GENERATORS
 from rag.data.records import document_record, question_record, write_jsonl
 from rag.data.wiki_build import (
     QUESTION_COUNTS, REFERENCE_SET, documents_from_summaries, reference_manifest, reference_questions, smoke_subset,
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     bundled = commands.add_parser("bundled", help="build data/wiki and data/smoke from the summaries")
     bundled.add_argument("--source", type=Path, default=REPO / "data/sources/wiki_vital/summaries_en.json.gz")
-    bundled.add_argument("--out", type=Path, default=REPO / "data")
+    bundled.add_argument("--out", type=Path, default=REPO / "rag/resources/data")
     bundled.add_argument("--seed", type=int, default=DEFAULT_SEED)
     bundled.add_argument("--reference", type=Path, default=REPO / "data/seed_repo/questions_100.json",
                          help="the reference system's questions (source of the 'reference' set)")

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from rag.results.csv_files import read_csv
+
 PUBLISHED = {  # evaluation_summary_chromadb.json of the reference (100 template questions)
     "dense": {"mrr": 0.3025, "recall": 0.33, "f1": 0.0},
     "bm25": {"mrr": 0.4392, "recall": 0.47, "f1": 0.0},
@@ -42,8 +44,8 @@ def main() -> None:
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--set", dest="question_set", default="seed_style")
     args = parser.parse_args()
-    per_query = pd.read_csv(args.run_dir / "per_query.csv", keep_default_na=False, na_values=[""])
-    table = pd.read_csv(args.run_dir / "comparison.csv").set_index(["question_set", "method"])
+    per_query = read_csv(args.run_dir / "per_query.csv", keep_default_na=False, na_values=[""])
+    table = read_csv(args.run_dir / "comparison.csv").set_index(["question_set", "method"])
     rows = per_query[per_query["question_set"] == args.question_set]
     print(f"| method | published MRR | published Recall@10 | published F1 | our MRR (URL level) [95% CI] "
           f"| our Recall@10 (URL level) [95% CI] | our F1 (answered) [95% CI] | ours, reference-style MRR "

@@ -2,19 +2,23 @@
 statement in them is a run's own verdict, not prose.
 
 Usage: ``python scripts/results_markdown.py RUN_DIR [--metrics mrr@10,recall@10,ndcg@10,complete@10,f1]``.
-Prints Markdown: per question set, the methods with the chosen metrics (mean [95% CI] and the
-superscript letters of the methods each beats), then the verdict lines.
+Prints Markdown: the recommendation (overall and per question set, the rule's own sentences), each
+method's answer lift over closed_book (pooled over the answered sets, with CIs), per question set
+the methods with the chosen metrics (mean [95% CI] and the superscript letters of the methods each
+beats), then the verdict lines.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
 
-from rag.results.format import interval, marks, number, verdict_line
+from rag.results.format import interval, lift_cell, marks, number, overall_line, power_note, set_line, verdict_line
+from rag.results.recommendation import Recommendation
 
 
 def main() -> None:
@@ -26,6 +30,8 @@ def main() -> None:
     table = pd.DataFrame(data["rows"])
     metrics = [m for m in args.metrics.split(",") if m in table and table[m].notna().any()]
     letters = data["letters"]
+    print_recommendation(data)
+    print_lifts(data)
     print("| question set | method | " + " | ".join(metrics) + " |")
     print("|---|---|" + "---|" * len(metrics))
     for question_set, part in table.groupby("question_set", sort=False):
@@ -44,6 +50,51 @@ def main() -> None:
     for question_set, part in pd.DataFrame(data["verdict"]).groupby("question_set", sort=False):
         print(f"- **{question_set}**: " + "; ".join(verdict_line(v) for v in part.to_dict("records")
                                                    if v["metric"] in metrics))
+
+
+def print_recommendation(data: dict) -> None:
+    """The recommendation, overall and per question set, in the run's own sentences (rebuilt from
+    comparison.json with the functions that printed them)."""
+    if not data.get("recommendation"):
+        return
+    recommendation = Recommendation.from_dict(data["recommendation"])
+    verdicts = {(v["question_set"], v["metric"]): v for v in data["verdict"]}
+    corrected = data["statistics"].get("correction") is not None
+    print(f"**Recommendation** (primary metric {recommendation.primary}, paired tests at alpha "
+          f"{recommendation.alpha}; the rule: docs/evaluation.md, \"Recommendation\"): "
+          f"{overall_line(recommendation)}\n")
+    for s in recommendation.sets:
+        print(f"- {set_line(s, _nan(verdicts.get((s.question_set, recommendation.primary))), corrected)}")
+    print()
+
+
+def _nan(verdict: dict | None) -> dict | None:
+    return None if verdict is None else {k: (math.nan if v is None else v) for k, v in verdict.items()}
+
+
+def print_lifts(data: dict) -> None:
+    """Each method's answer lift over closed_book (the pooled scope, else the one answered set)."""
+    lifts = pd.DataFrame(data.get("answer_lift") or [])
+    if lifts.empty:
+        return
+    scope = "all sets" if (lifts["question_set"] == "all sets").any() else lifts["question_set"].iloc[0]
+    part = lifts[lifts["question_set"] == scope]
+    metrics = list(dict.fromkeys(part["metric"]))
+    n = int(part["n_pairs"].max())
+    print(f"**Answers: lift over {part['control'].iloc[0]}** ({scope}, {n} questions answered by every method; "
+          f"mean paired difference [95% CI], * = significant after Holm over {part['method'].nunique()} methods; "
+          f"smallest possible p {part['smallest_p_adjusted'].min():.2g}):\n")
+    print("| method | " + " | ".join(metrics) + " |")
+    print("|---|" + "---|" * len(metrics))
+    for method in dict.fromkeys(part["method"]):
+        cells = []
+        for metric in metrics:
+            row = part[(part["method"] == method) & (part["metric"] == metric)].iloc[0]
+            text = lift_cell(row).split(" ", 1)[1]
+            cells.append(text + (f" ({power_note(int(row['n_pairs']), row['smallest_p_adjusted'])})"
+                                 if row["underpowered"] else ""))
+        print(f"| {method} | " + " | ".join(cells) + " |")
+    print()
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 * ``rag-bench run --config C`` (:mod:`rag.cli.run`; ``rag-bench --config C`` and
   ``python scripts/run_benchmark.py --config C`` are the same);
 * ``rag-bench compare RUN_DIR RUN_DIR ...`` (:mod:`rag.cli.compare`);
-* ``rag-bench sweep --config C --grid KEY=V1,V2 ...`` (:mod:`rag.cli.sweep`).
+* ``rag-bench sweep --config C --grid KEY=V1,V2 ...`` (:mod:`rag.cli.sweep`);
+* ``rag-bench questions --config C --out FILE ...`` (:mod:`rag.cli.questions`).
 
 :func:`main` dispatches and owns the failure handling: every failure is one line on stderr, never a
 traceback, with an exit code that says what to do:
@@ -15,7 +16,8 @@ code  meaning
 2     a user error (:class:`rag.errors.BenchError`): bad config, bad data, missing file, a remote
       endpoint without its API key; the line names the file/line or the key
 74    a file-system error (``EX_IOERR``): read-only or full disk, no permission; the line names
-      the path. Nothing half-written is left: free the space and re-run with ``--resume``
+      the path. Nothing half-written is left: free the space and re-run (with ``--resume`` once the
+      run directory exists)
 130   interrupted by Ctrl-C (SIGINT); 143 terminated by SIGTERM. Both are handled alike: the work
       done so far is saved, the manifest says ``interrupted``, and ``--resume`` continues
 1     a bug: the traceback is printed (redacted), since it is needed to fix it
@@ -23,7 +25,8 @@ code  meaning
 
 Everything printed passes through one :class:`rag.secrets.Redactor` (before a config is loaded, one
 that knows the environment's credentials; a subcommand that loads a config installs the config's),
-log records included.
+log records included. A failure line suggests ``--resume`` only when a run (or sweep) directory
+holds a run to continue (:func:`rag.runner.rundir.resumable_run`), and names that directory.
 """
 
 from __future__ import annotations
@@ -38,20 +41,22 @@ from contextlib import contextmanager
 
 from evaluation.files import FileFormatError
 from rag.cli.common import (
-    EXIT_BUG, EXIT_INTERRUPTED, EXIT_IO_ERROR, EXIT_OK, EXIT_TERMINATED, EXIT_USER_ERROR, RESUME_HINT, package_version,
+    EXIT_BUG, EXIT_INTERRUPTED, EXIT_IO_ERROR, EXIT_OK, EXIT_TERMINATED, EXIT_USER_ERROR, package_version,
 )
 from rag.errors import BenchError
 from rag.progress import PROGRESS_ENV
+from rag.runner.rundir import resumable_run
 from rag.secrets import Redactor
 
 __all__ = ["main", "EXIT_OK", "EXIT_BUG", "EXIT_USER_ERROR", "EXIT_IO_ERROR", "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
 
-SUBCOMMANDS = ("run", "compare", "sweep")
+SUBCOMMANDS = ("run", "compare", "sweep", "questions")
 USAGE = f"""usage: rag-bench [run] --config C [options] | rag-bench {{{','.join(SUBCOMMANDS[1:])}}} ... | rag-bench --version
 
   run       compare retrieval strategies end to end (the default subcommand)
   compare   compare the methods of several finished runs
   sweep     run a config over a grid of settings, chosen on dev, reported on test
+  questions make a question set from a config's corpus (LLM or templates), or apply a review
 
 'rag-bench SUBCOMMAND --help' describes each."""
 
@@ -92,6 +97,10 @@ def _dispatch(argv: list[str], output: _Output) -> int:
         from rag.cli.sweep import main as sweep_main
 
         return sweep_main(rest)
+    if command == "questions":
+        from rag.cli.questions import main as questions_main
+
+        return questions_main(rest, output.use)
     from rag.cli.run import main as run_main
 
     return run_main(rest, output.use)
@@ -106,14 +115,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _dispatch(argv, output)
     except (BenchError, FileFormatError) as exc:
         return output.fail(f"error: {exc}", EXIT_USER_ERROR)
-    except Terminated:
-        return output.fail(f"\nterminated (SIGTERM): {RESUME_HINT}", EXIT_TERMINATED)
-    except KeyboardInterrupt:
-        return output.fail(f"\ninterrupted: {RESUME_HINT}", EXIT_INTERRUPTED)
+    except Terminated as exc:
+        return output.fail(f"\nterminated (SIGTERM): {resume_hint(exc)}", EXIT_TERMINATED)
+    except KeyboardInterrupt as exc:
+        return output.fail(f"\ninterrupted: {resume_hint(exc)}", EXIT_INTERRUPTED)
     except OSError as exc:
         where = exc.filename if exc.filename is not None else "a file"
         return output.fail(f"error: cannot write or read {where}: {exc.strerror or exc}; nothing half-written "
-                           "is left: fix the file system (space, permissions) and re-run with --resume", EXIT_IO_ERROR)
+                           f"is left: fix the file system (space, permissions); {resume_hint(exc)}", EXIT_IO_ERROR)
     except Exception:  # noqa: BLE001 - a bug: keep the traceback, but never print a secret
         return output.fail(traceback.format_exc().rstrip(), EXIT_BUG)
     finally:
@@ -121,6 +130,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ.pop(PROGRESS_ENV, None)
         else:
             os.environ[PROGRESS_ENV] = previous_mode
+
+
+def resume_hint(exc: BaseException) -> str:
+    """What to do next: ``--resume`` when a run directory holds the work done so far, else re-run."""
+    path = resumable_run(exc)
+    if path is None:
+        return "no run directory was started yet; re-run the same command to begin"
+    return f"the work done so far is saved in {path}; re-run with --resume --output-dir {path} to continue"
 
 
 def _raise_terminated(signum: int, frame: object) -> None:

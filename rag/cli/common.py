@@ -12,7 +12,6 @@ from importlib import metadata
 from rag.errors import ConfigError
 
 EXIT_OK, EXIT_BUG, EXIT_USER_ERROR, EXIT_IO_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 74, 130, 143
-RESUME_HINT = "the work done so far is saved; re-run with --resume to continue"
 
 
 class ArgumentParser(argparse.ArgumentParser):

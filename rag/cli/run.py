@@ -1,5 +1,8 @@
 """``rag-bench run --config C [options]`` (also ``rag-bench --config C``, and
-``python scripts/run_benchmark.py --config C``): one benchmark run, printed as the terminal summary."""
+``python scripts/run_benchmark.py --config C``): one benchmark run, printed as the terminal summary.
+
+``rag-bench run --docs DIR [--questions FILE]``: the same on a folder of documents, with questions
+made from them unless a file is given (:mod:`rag.runner.documents`)."""
 
 from __future__ import annotations
 
@@ -9,19 +12,37 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag.cli.common import EXIT_OK, ArgumentParser, add_selection_options, overrides_from_args
+from rag.errors import ConfigError
 from rag.progress import PROGRESS_ENV
 from rag.secrets import Redactor
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="rag-bench run", description="Compare retrieval strategies end to end.")
-    parser.add_argument("--config", required=True, type=Path, help="YAML run configuration")
+    parser.add_argument("--config", type=Path,
+                        help="YAML run configuration, or a built-in config name (smoke, wiki, documents; an existing "
+                             "file wins); required unless --docs is given")
+    documents = parser.add_argument_group("your documents")
+    documents.add_argument("--docs", type=Path, metavar="DIR",
+                           help="a folder of .md/.html/.pdf/.docx/.rst/.txt files as the data set (with the built-in "
+                                "'documents' config unless --config names another folder-of-files config)")
+    documents.add_argument("--questions", type=Path, metavar="FILE",
+                           help="with --docs: a question file (our JSONL); default: questions made from the documents")
+    documents.add_argument("--n-questions", type=int, default=50, metavar="N",
+                           help="with --docs and no --questions: how many questions to make (default 50)")
+    documents.add_argument("--question-generator", choices=("llm", "template"), default="llm",
+                           help="with --docs and no --questions: llm (the config's LLM, default the local SmolLM2) "
+                                "or template (offline, no LLM)")
     parser.add_argument("--output-dir", type=Path, help="run directory (default: <output_dir>/<name>/<timestamp>)")
     add_selection_options(parser)
     parser.add_argument("--no-generation", action="store_true", help="skip answer generation")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run (same config)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="print the verdict of every question set and metric below the recommendation")
     parser.add_argument("--skip-invalid", action="store_true",
                         help="skip invalid data records (counted in the manifest and report) instead of failing")
+    parser.add_argument("--strict", action="store_true",
+                        help="a files data set: an unreadable file is an error instead of skipped (dataset.strict)")
     return parser
 
 
@@ -31,15 +52,42 @@ def main(argv: Sequence[str], use_redactor) -> int:
     args = build_parser().parse_args(argv)
     if args.quiet:
         os.environ[PROGRESS_ENV] = "off"  # every bar of ours, and the libraries' (rag.progress); rag.cli restores it
-    from rag.config import load_config  # imported here so `--help` stays fast
-
-    config = load_config(args.config, overrides_from_args(args))
+    config = _config(args)
     redactor = use_redactor(Redactor.for_config(config))
+    if args.docs is not None and args.questions is None:
+        from rag.data.questions.provenance import provenance_fact
+        from rag.runner.documents import with_made_questions
+
+        config, made = with_made_questions(config, args.n_questions, args.question_generator, progress=not args.quiet)
+        print(redactor.text(provenance_fact("your documents", made.provenance)
+                            + (" (cached)" if made.cached else "")), flush=True)
     from rag.runner.pipeline import RunOptions, run_benchmark
     from rag.runner.summary import summary_text
 
     options = RunOptions(output_dir=args.output_dir.resolve() if args.output_dir else None,
                          resume=args.resume, skip_invalid=args.skip_invalid, progress=not args.quiet)
     result = run_benchmark(config, options)
-    print(redactor.text(summary_text(result)))
+    print(redactor.text(summary_text(result, verbose=args.verbose)))
     return EXIT_OK
+
+
+def _config(args: argparse.Namespace):
+    """The run's config: ``--config`` with the overrides, or for ``--docs`` the folder's config; with
+    ``--strict``, ``dataset.strict`` set (part of the config, so of the run's plan)."""
+    from rag.config import load_config  # imported here so `--help` stays fast
+    from rag.runner.documents import documents_config
+
+    if args.docs is None and (args.questions is not None):
+        raise ConfigError("--questions", "goes with --docs DIR; with --config, set dataset.questions in the config")
+    overrides, strict = overrides_from_args(args), ["dataset.strict=true"] if args.strict else []
+    if args.docs is not None:
+        return documents_config(args.docs, args.config, overrides + strict, args.questions)
+    if args.config is None:
+        raise ConfigError("--config", "required (a YAML run configuration or a built-in name), or --docs DIR")
+    config = load_config(args.config, overrides)
+    if args.strict:
+        if config.dataset.format != "files":
+            raise ConfigError("--strict", f"applies to a folder of files (dataset.format: files), not to "
+                              f"{config.dataset.format!r}; bad records of other formats fail unless --skip-invalid")
+        config = load_config(args.config, overrides + strict)
+    return config

@@ -1,11 +1,12 @@
 """Dataset configuration: one pydantic model, discriminated by ``format``.
 
-``DatasetConfig`` wraps one of three variants (``config.root``); attribute access is forwarded to
+``DatasetConfig`` wraps one of four variants (``config.root``); attribute access is forwarded to
 it, so ``config.format`` and ``config.path`` work directly::
 
     DatasetConfig(format="wiki", question_sets=["known_item"])
     DatasetConfig(format="jsonl", corpus="my/corpus.jsonl", questions={"dev": "my/dev.jsonl"})
     DatasetConfig.model_validate({"format": "beir", "path": "datasets/scifact", "split": "test"})
+    DatasetConfig(format="files", path="mydocs", questions="mydocs-questions.jsonl")
 
 Relative paths are resolved against the ``base_dir`` given to :func:`rag.data.load_dataset` (the
 config file's directory, say), or against the working directory when none is given.
@@ -18,6 +19,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import ConfigDict, Field, RootModel
 
+from rag.resources import data_dir
 from rag.validation import ConfigModel
 
 WIKI_QUESTION_SETS = ("seed_style", "known_item", "multi_doc")  # the generated sets, the default
@@ -25,8 +27,8 @@ WikiQuestionSet = Literal["seed_style", "known_item", "multi_doc", "reference"] 
 
 
 def bundled_wiki_dir() -> Path:
-    """``data/wiki`` of the repository this package lives in."""
-    return Path(__file__).resolve().parents[2] / "data" / "wiki"
+    """The bundled data set, shipped in the package (``rag/resources/data/wiki``, :mod:`rag.resources`)."""
+    return data_dir("wiki")
 
 
 class _DatasetVariant(ConfigModel):
@@ -61,7 +63,30 @@ class BeirDatasetConfig(_DatasetVariant):
     title_in_text: bool = Field(True, description="index 'title text' like BEIR's SentenceBERT models")
 
 
-DatasetVariant = Annotated[Union[WikiDatasetConfig, JsonlDatasetConfig, BeirDatasetConfig], Field(discriminator="format")]
+FILES_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".html", ".htm", ".pdf", ".docx")
+
+
+class FilesDatasetConfig(_DatasetVariant):
+    """A folder of documents (rag.data.files): one document per file, its URL the path relative to
+    ``path``; questions from a JSONL file or a mapping set name -> file, as for ``jsonl`` (none: the
+    data set has documents only, for ``rag-bench questions``)."""
+
+    format: Literal["files"]
+    path: Path
+    include: list[str] = Field(
+        default_factory=lambda: [f"**/*{suffix}" for suffix in FILES_SUFFIXES], min_length=1,
+        description="glob patterns of the files to read, relative to path ('**' spans folders; '*' does not "
+                    "match '/' nor a leading '.')",
+    )
+    exclude: list[str] = Field(default_factory=list, description="glob patterns of files (or folders) to leave out")
+    questions: Path | dict[str, Path] | None = None
+    max_file_mb: float = Field(50.0, gt=0, description="larger files are skipped (too_large)")
+    strict: bool = Field(False, description="an unreadable file is an error (exit 2) instead of skipped and counted")
+
+
+DatasetVariant = Annotated[
+    Union[WikiDatasetConfig, JsonlDatasetConfig, BeirDatasetConfig, FilesDatasetConfig], Field(discriminator="format"),
+]
 
 
 class DatasetConfig(RootModel[DatasetVariant]):

@@ -10,6 +10,7 @@ an error naming the config key.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 from rag.data.config import (
     BeirDatasetConfig, DatasetConfig, JsonlDatasetConfig, WikiDatasetConfig, bundled_wiki_dir,
 )
+from rag.data.questions.provenance import PROVENANCE_SUFFIX, read_provenance, sibling
 from rag.data.records import ProblemLog, read_corpus_jsonl, read_questions_jsonl
 from rag.errors import ConfigError, DataError
 from rag.registry import Registry
@@ -30,7 +32,11 @@ class Dataset:
 
     ``skipped`` counts skipped records by problem kind (empty when nothing was skipped) and
     ``skipped_examples`` holds the first few as ``"file:line: problem"``; ``source_files`` lists every
-    file read, for hashing in the run manifest.
+    file read, for hashing in the run manifest, where files under ``source_root`` are named relative
+    to it. A folder of files (:mod:`rag.data.files`) sets ``files_read`` and ``files_skipped``; its
+    skipped files are counted in ``skipped`` and listed in ``skipped_examples`` like bad records.
+    ``question_provenance`` holds, per question set read from a file with a provenance sidecar
+    (:mod:`rag.data.questions.provenance`), how it was made.
     """
 
     name: str
@@ -39,6 +45,10 @@ class Dataset:
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_examples: list[str] = field(default_factory=list)
     source_files: list[Path] = field(default_factory=list)
+    source_root: Path | None = None
+    files_read: int | None = None
+    files_skipped: int = 0
+    question_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class DatasetLoader(ABC):
@@ -57,9 +67,12 @@ def resolve_path(path: Path, base_dir: Path) -> Path:
 
 
 def require_file(path: Path, key: str) -> Path:
-    """``path`` itself, unless it is a directory: then a :class:`ConfigError` naming ``key``."""
+    """``path`` itself, unless it is a directory or another file that is not a regular one (a device
+    such as /dev/null, a pipe): then a :class:`ConfigError` naming ``key``."""
     if path.is_dir():
         raise ConfigError(key, f"{path} is a directory; expected a JSONL file")
+    if path.exists() and not path.is_file():
+        raise ConfigError(key, f"{path} is not a regular file (a device, pipe or socket); expected a JSONL file")
     return path
 
 
@@ -71,6 +84,27 @@ def require_questions(set_name: str, questions: list[Question], path: Path, prob
     return questions
 
 
+@dataclass
+class QuestionFiles:
+    """The question sets read from question files, with the provenance of those that have a sidecar
+    (:mod:`rag.data.questions.provenance`) and every file read (sidecars included)."""
+
+    question_sets: dict[str, list[Question]]
+    provenance: dict[str, dict[str, Any]]
+    files: list[Path]
+
+
+def read_question_files(question_paths: Mapping[str, Path], known_urls: set[str], problems: ProblemLog) -> QuestionFiles:
+    """Read every question file (set name -> path) against the corpus' URLs; the one reader of every loader."""
+    question_sets = {
+        set_name: require_questions(set_name, read_questions_jsonl(path, set_name, known_urls, problems), path, problems)
+        for set_name, path in question_paths.items()
+    }
+    provenance = {set_name: made for set_name, path in question_paths.items() if (made := read_provenance(path)) is not None}
+    sidecars = [sibling(path, PROVENANCE_SUFFIX) for set_name, path in question_paths.items() if set_name in provenance]
+    return QuestionFiles(question_sets, provenance, [*question_paths.values(), *sidecars])
+
+
 def load_jsonl_files(
     name: str, corpus_path: Path, question_paths: Mapping[str, Path], problems: ProblemLog,
 ) -> Dataset:
@@ -78,12 +112,17 @@ def load_jsonl_files(
     documents = read_corpus_jsonl(corpus_path, problems)
     if not documents:
         raise DataError(corpus_path, "the corpus holds no valid document")
-    known_urls = {document.url for document in documents}
-    question_sets = {
-        set_name: require_questions(set_name, read_questions_jsonl(path, set_name, known_urls, problems), path, problems)
-        for set_name, path in question_paths.items()
-    }
-    return Dataset(name, documents, question_sets, source_files=[corpus_path, *question_paths.values()])
+    questions = read_question_files(question_paths, {document.url for document in documents}, problems)
+    return Dataset(name, documents, questions.question_sets, source_files=[corpus_path, *questions.files],
+                   question_provenance=questions.provenance)
+
+
+def questions_files(questions: Path | Mapping[str, Path], base_dir: Path) -> dict[str, Path]:
+    """Set name -> question file of a ``questions`` setting: one file is the set named after its stem."""
+    if isinstance(questions, Path):
+        return {questions.stem.removesuffix(".jsonl"): require_file(resolve_path(questions, base_dir), "dataset.questions")}
+    return {set_name: require_file(resolve_path(path, base_dir), f"dataset.questions.{set_name}")
+            for set_name, path in questions.items()}
 
 
 @DATASET_LOADERS.register("jsonl")
@@ -92,12 +131,7 @@ class JsonlLoader(DatasetLoader):
 
     def load(self, config: JsonlDatasetConfig, base_dir: Path, problems: ProblemLog) -> Dataset:
         corpus = require_file(resolve_path(config.corpus, base_dir), "dataset.corpus")
-        if isinstance(config.questions, Path):
-            questions = {config.questions.stem.removesuffix(".jsonl"):
-                         require_file(resolve_path(config.questions, base_dir), "dataset.questions")}
-        else:
-            questions = {set_name: require_file(resolve_path(path, base_dir), f"dataset.questions.{set_name}")
-                         for set_name, path in config.questions.items()}
+        questions = questions_files(config.questions, base_dir)
         name = config.name or corpus.name.split(".")[0]
         return load_jsonl_files(name, corpus, questions, problems)
 
@@ -131,6 +165,6 @@ def load_dataset(
     problems = ProblemLog(skip_invalid=skip_invalid)
     loader = DATASET_LOADERS.get(variant.format, key="dataset.format")()
     dataset = loader.load(variant, Path(base_dir) if base_dir is not None else Path.cwd(), problems)
-    dataset.skipped = dict(problems.counts)
-    dataset.skipped_examples = list(problems.examples)
+    dataset.skipped = dict(Counter(dataset.skipped) + problems.counts)  # a loader's own (skipped files) + records
+    dataset.skipped_examples = [*dataset.skipped_examples, *problems.examples]
     return dataset

@@ -76,7 +76,7 @@ class ProblemLog:
 def open_binary(path: Path) -> io.BufferedIOBase:
     """Open a file for reading bytes, gunzipping ``*.gz``; a missing file is a :class:`DataError`."""
     if not path.is_file():
-        raise DataError(path, "file not found")
+        raise DataError(path, "not a regular file (a device, pipe or socket)" if path.exists() else "file not found")
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 

@@ -53,19 +53,21 @@ def _split_line(text: str, offset: int, end: int, spans: list[tuple[int, int]]) 
         spans.append((start, stripped_end))
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans ``(start, end)`` of the sentences of ``text``, in order."""
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Character spans ``(start, end)`` of the sentences of ``text[start:end]`` (offsets into
+    ``text``), in order; ``start`` and ``end`` should lie at line boundaries."""
+    end = len(text) if end is None else end
     spans: list[tuple[int, int]] = []
-    line_start = 0
-    for line_break in _LINE_BREAK.finditer(text):
-        _split_line(text, _skip_space(text, line_start), line_break.start(), spans)
+    line_start = start
+    for line_break in _LINE_BREAK.finditer(text, start, end):
+        _split_line(text, _skip_space(text, line_start, end), line_break.start(), spans)
         line_start = line_break.end()
-    _split_line(text, _skip_space(text, line_start), len(text), spans)
+    _split_line(text, _skip_space(text, line_start, end), end, spans)
     return spans
 
 
-def _skip_space(text: str, position: int) -> int:
-    while position < len(text) and text[position].isspace():
+def _skip_space(text: str, position: int, end: int) -> int:
+    while position < end and text[position].isspace():
         position += 1
     return position
 

@@ -45,6 +45,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import openai
+from pydantic import BaseModel
 from tenacity import RetryCallState
 
 from rag.errors import BenchError, ConfigError
@@ -57,7 +58,7 @@ from rag.generation.preflight import preflight
 from rag.generation.prompt import Prompt, PromptBuilder, TokenCounter, default_token_counter
 from rag.generation.retry import Backoff, RequestFailure, classify, retrying
 from rag.models import smollm2_gguf_path
-from rag.secrets import Redactor
+from rag.secrets import Redactor, check_key_characters
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,9 @@ class ChatGenerator(Generator):
     ``endpoint_id`` identifies the endpoint in cache keys: the base URL for remote servers, the model
     file for the managed local server (whose port changes from run to run). ``redactor`` scrubs
     answers and error messages (default: :meth:`Redactor.for_config` of ``config``). ``api_key_env``
-    names the key variable for the preflight (None: an endpoint that needs no key).
+    names the key variable for the preflight (None: an endpoint that needs no key). ``prompt_builder``
+    (anything with ``build(request) -> Prompt``) replaces the answer prompt of ``config``: question
+    synthesis (:mod:`rag.data.questions.llm`) sends its own messages through the same engine.
     """
 
     def __init__(
@@ -92,6 +95,7 @@ class ChatGenerator(Generator):
         token_counter: TokenCounter | None = None,
         client_factory: ClientFactory = default_client_factory,
         redactor: Redactor | None = None,
+        prompt_builder: PromptBuilder | None = None,
     ):
         self.config = config
         self.base_url = base_url
@@ -101,7 +105,7 @@ class ChatGenerator(Generator):
         self._client_factory = client_factory
         self.redactor = redactor if redactor is not None else Redactor.for_config(config)
         self._checked = False
-        self.prompts = PromptBuilder(
+        self.prompts = prompt_builder or PromptBuilder(
             config.system_prompt, config.user_prompt, config.context_token_budget, config.max_chunks,
             token_counter or default_token_counter(),
             closed_book_prompts=(config.closed_book_system_prompt, config.closed_book_user_prompt),
@@ -279,8 +283,13 @@ def endpoint_api_key(api_key_env: str, base_url: str, key_path: str,
                      environ: Mapping[str, str] | None = None) -> str | None:
     """The API key of an OpenAI-compatible endpoint (chat or embeddings) from the variable named
     ``api_key_env``. An unset or empty variable is accepted for a loopback endpoint (keyless local
-    servers) and is a :class:`ConfigError` at ``key_path`` for any other, raised before any request."""
+    servers) and is a :class:`ConfigError` at ``key_path`` for any other, raised before any request.
+    So is a key with a control or non-ASCII character (:func:`rag.secrets.check_key_characters`),
+    which no HTTP header can carry; the key is never echoed."""
     key = (os.environ if environ is None else environ).get(api_key_env) or None
+    problem = check_key_characters(key, api_key_env) if key is not None else None
+    if problem is not None:
+        raise ConfigError(key_path, problem)
     if key is None and not is_loopback(base_url):
         raise ConfigError(
             key_path,
@@ -289,6 +298,21 @@ def endpoint_api_key(api_key_env: str, base_url: str, key_path: str,
             f"{api_key_env} (or a base_url on localhost for a keyless server)",
         )
     return key
+
+
+def check_endpoint_keys(config: BaseModel, environ: Mapping[str, str] | None = None, prefix: str = "") -> None:
+    """:func:`endpoint_api_key` for every endpoint of a config tree (each model with ``api_key_env``
+    and ``base_url``: the generator, endpoint embedders), so that a missing or unusable key fails
+    before any work; the key path names the endpoint (``retrievers.dense.params.embedder.api_key_env``)."""
+    if isinstance(config, BaseModel):
+        if isinstance(getattr(config, "api_key_env", None), str) and isinstance(getattr(config, "base_url", None), str):
+            endpoint_api_key(config.api_key_env, config.base_url, f"{prefix}api_key_env", environ)
+        for field in type(config).model_fields:
+            check_endpoint_keys(getattr(config, field), environ, f"{prefix}{field}.")
+    elif isinstance(config, (list, tuple)):
+        for index, item in enumerate(config):
+            label = getattr(item, "name", None)
+            check_endpoint_keys(item, environ, f"{prefix}{label if isinstance(label, str) else index}.")
 
 
 def api_key_for(config: object, environ: Mapping[str, str] | None = None) -> str | None:

@@ -4,7 +4,8 @@ sizes, two embedding models, two configs) as if their methods had run together.
 Each run's methods become ``<run label>:<method>`` (the label is the run directory's name, or its
 parent's for the timestamped directories the runner makes, made unique with a number). The runs are
 paired on the questions they share — same question set, id and text — and only on those; metrics
-are the columns every run has. The output is the same comparison as a run's: means with CIs, paired
+are the columns every run has (each left out is named in a warning, as is a run whose manifest does
+not say ``complete``). The output is the same comparison as a run's: means with CIs, paired
 tests, each method's difference from the first, and the verdict, printed and written to
 ``--output-dir`` by ``rag-bench compare`` (:mod:`rag.cli.compare`): comparison.{csv,md,json}, pairwise.csv.
 """
@@ -12,6 +13,7 @@ tests, each method's difference from the first, and the verdict, printed and wri
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,7 +22,9 @@ import pandas as pd
 from rag.errors import BenchError
 from rag.results import schema
 from rag.results.comparison import Comparison, StatisticsSettings, compare
+from rag.results.csv_files import read_csv
 
+log = logging.getLogger(__name__)
 NON_METRIC_COLUMNS = {*schema.STATISTICS_INPUTS, schema.ATTEMPTS, schema.CHUNKS_USED}
 
 
@@ -30,7 +34,7 @@ def read_run(run_dir: Path) -> tuple[pd.DataFrame, dict]:
     if not per_query_path.is_file():
         raise BenchError(f"{run_dir}: not a finished run directory (no per_query.csv)")
     try:
-        per_query = pd.read_csv(per_query_path, keep_default_na=False, na_values=[""])
+        per_query = read_csv(per_query_path, keep_default_na=False, na_values=[""])
         manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
     except (ValueError, OSError) as exc:
         raise BenchError(f"{per_query_path}: cannot read it ({exc})") from None
@@ -59,15 +63,40 @@ def metric_columns(per_query: pd.DataFrame) -> list[str]:
             and pd.api.types.is_numeric_dtype(per_query[c]) and per_query[c].notna().any()]
 
 
+def warn_unfinished(run_dir: Path, manifest: dict) -> None:
+    """A warning for a run whose manifest does not say ``complete`` (failed, interrupted, or none)."""
+    status = manifest.get("status") if isinstance(manifest, dict) else None
+    if status != "complete":
+        log.warning("%s: the run did not complete (manifest status %s); its per_query.csv may hold partial or "
+                    "stale results", run_dir, repr(status) if status else "missing")
+
+
+def shared_metrics(tables: Sequence[pd.DataFrame], labels: Sequence[str]) -> list[str]:
+    """The metric columns every run has, in the first run's order; each metric some run lacks is
+    named in a warning, with the runs that have it."""
+    per_run = [metric_columns(table) for table in tables]
+    shared = [m for m in per_run[0] if all(m in columns for columns in per_run[1:])]
+    dropped = [m for m in dict.fromkeys(m for columns in per_run for m in columns) if m not in shared]
+    for metric in dropped:
+        having = [label for label, columns in zip(labels, per_run) if metric in columns]
+        log.warning("metric %s is left out: only %s of the runs have it", metric, ", ".join(having))
+    return shared
+
+
 def combine(run_dirs: Sequence[Path]) -> tuple[pd.DataFrame, list[str]]:
-    """One per-query table over the shared questions, methods renamed ``<label>:<method>``."""
-    tables = [read_run(path)[0] for path in run_dirs]
+    """One per-query table over the shared questions, methods renamed ``<label>:<method>``; a run that
+    did not complete and a metric not every run has are warned about (:func:`warn_unfinished`,
+    :func:`shared_metrics`)."""
+    runs = [read_run(path) for path in run_dirs]
+    for path, (_, manifest) in zip(run_dirs, runs):
+        warn_unfinished(path, manifest)
+    tables = [table for table, _ in runs]
     keys = [schema.QUESTION_SET, schema.QID, schema.QUESTION]
     shared = set.intersection(*(set(map(tuple, table[keys].astype(str).to_numpy())) for table in tables))
     if not shared:
         raise BenchError("the runs share no question (same question set, id and text); nothing can be paired: "
                          + ", ".join(str(p) for p in run_dirs))
-    metrics = [m for m in metric_columns(tables[0]) if all(m in t.columns for t in tables[1:])]
+    metrics = shared_metrics(tables, run_labels(run_dirs))
     frames = []
     for label, table in zip(run_labels(run_dirs), tables):
         keep = [tuple(row) in shared for row in table[keys].astype(str).to_numpy()]

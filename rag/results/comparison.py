@@ -9,7 +9,16 @@ letters of the methods it beats with p < alpha under the named paired test on th
 The verdict of a question set and metric: the method with the highest mean (the first in config order
 on an exact tie), its margin over the runner-up with a paired bootstrap CI of the difference (the
 questions both define), and whether the runner-up is beaten significantly (the Holm-adjusted paired
-randomization test of :func:`evaluation.compare_metrics`).
+randomization test of :func:`evaluation.compare_metrics`), or that the test is *underpowered*: at
+its n no p-value after the correction can fall below alpha (the smallest attainable one is kept).
+
+Answer lift (``lifts``): each method's answer metrics minus the no-context baseline's (``control``,
+closed_book) on the same questions, per question set and pooled over the sets (every answered
+question weighs the same; the sign-flip test flips each question's difference on its own, so pooling
+and stratifying by set give the same test), with a paired bootstrap CI and the Holm-adjusted
+many-to-one tests (k - 1 comparisons per set and metric, not k (k - 1) / 2).
+
+The recommendation (:mod:`rag.results.recommendation`) reads the tests of the primary metric.
 """
 
 from __future__ import annotations
@@ -25,6 +34,10 @@ import pandas as pd
 from evaluation import bootstrap_ci
 from evaluation.stats import compare_metrics
 from rag.results import schema
+from rag.results.recommendation import Recommendation, default_primary, recommend
+
+#: The ``question_set`` label of the lifts pooled over every answered set.
+POOLED = "all sets"
 
 
 @dataclass(frozen=True)
@@ -50,6 +63,9 @@ class Comparison:
     letters: dict[str, str] = field(default_factory=dict)
     differences: pd.DataFrame = field(default_factory=pd.DataFrame)
     verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    lifts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    recommendation: Recommendation | None = None
+    control: str | None = None
 
     @property
     def test_name(self) -> str:
@@ -66,10 +82,12 @@ def headline_metrics(metrics: Sequence[str]) -> list[str]:
 
 
 def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: StatisticsSettings,
-            baseline: str | None = None) -> Comparison:
+            baseline: str | None = None, primary: str | None = None, control: str | None = None) -> Comparison:
     """Build the comparison from the per-query table (columns of :mod:`rag.results.schema` plus every
     name in ``metrics``; NaN = undefined or not answered, left out of means and tests). ``baseline``:
-    the method differences are taken from (default: the first method)."""
+    the method differences are taken from (default: the first method); ``primary``: the metric the
+    recommendation reads (default :func:`default_primary`); ``control``: the method answer lifts are
+    measured from (closed_book; none: no lifts)."""
     metrics = list(metrics)
     methods = list(dict.fromkeys(per_query[schema.METHOD]))
     letters = {method: string.ascii_lowercase[i % 26] for i, method in enumerate(methods)}
@@ -87,7 +105,7 @@ def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: Statistic
             for item in summary.itertuples():
                 row = rows[(question_set, item.method)]
                 row[metric], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = item.mean, item.ci_low, item.ci_high
-                if metric not in schema.ANSWER_METRICS:
+                if metric not in schema.ANSWER_COLUMNS:
                     row[f"{metric}_undefined"] = int(item.n_undefined)
             pairwise_frames.append(pairwise.assign(question_set=question_set, metric=metric))
     table = pd.DataFrame(list(rows.values()))
@@ -100,7 +118,42 @@ def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: Statistic
     comparison = Comparison(table, pairwise, metrics, settings, letters)
     comparison.differences = paired_differences(per_query, metrics, baseline or methods[0], settings)
     comparison.verdicts = verdicts(per_query, comparison)
+    comparison.control = control
+    if control is not None and control in methods:
+        comparison.lifts = answer_lifts(per_query, [m for m in metrics if m in schema.ANSWER_COLUMNS], control, settings)
+    primary = primary or default_primary(metrics)
+    if primary is not None:
+        comparison.recommendation = recommend(table, pairwise, primary, settings.alpha)
     return comparison
+
+
+def answer_lifts(per_query: pd.DataFrame, metrics: Sequence[str], control: str,
+                 settings: StatisticsSettings) -> pd.DataFrame:
+    """Per question set and pooled (``POOLED``) x answer metric x method: mean(method - control) on the
+    questions both answered, its bootstrap CI, the Holm-adjusted many-to-one test and its power."""
+    answered = per_query[per_query[schema.GENERATION_STATUS] == schema.ANSWERED]
+    sets = [s for s in dict.fromkeys(answered[schema.QUESTION_SET])
+            if control in set(answered.loc[answered[schema.QUESTION_SET] == s, schema.METHOD])]
+    if not metrics or not sets:
+        return pd.DataFrame()
+    frames = [(s, answered[answered[schema.QUESTION_SET] == s]) for s in sets]
+    if len(sets) > 1:
+        pooled = answered[answered[schema.QUESTION_SET].isin(sets)]
+        frames.append((POOLED, pooled.assign(**{schema.QID: pooled[schema.QUESTION_SET] + "/" + pooled[schema.QID]})))
+    rows = []
+    for question_set, frame in frames:
+        compared = compare_metrics(frame, metrics, confidence=settings.confidence, n_resamples=settings.n_resamples,
+                                   seed=settings.seed, alpha=settings.alpha, correction=settings.correction,
+                                   control=control)
+        for metric in metrics:
+            for test in compared[metric][1].to_dict("records"):
+                difference = frame_difference(frame, metric, test["method_a"], control, settings)
+                rows.append({"question_set": question_set, "metric": metric, "method": test["method_a"],
+                             "control": control, "lift": test["mean_diff"], "ci_low": difference["ci_low"],
+                             "ci_high": difference["ci_high"],
+                             **{k: test[k] for k in ("n_pairs", "p_adjusted", "significant", "smallest_p_adjusted",
+                                                     "underpowered", "mdd")}})
+    return pd.DataFrame(rows)
 
 
 def _costs(question_set: str, method: str, scores: pd.DataFrame) -> dict[str, Any]:
@@ -135,11 +188,13 @@ def paired_difference(per_query: pd.DataFrame, question_set: str, metric: str, a
                       settings: StatisticsSettings) -> dict[str, float]:
     """mean(a - b) over the questions of ``question_set`` where both are defined, with the
     percentile-bootstrap CI of that mean (seeded) and the number of pairs."""
-    frame = per_query[per_query[schema.QUESTION_SET] == question_set]
+    return frame_difference(per_query[per_query[schema.QUESTION_SET] == question_set], metric, a, b, settings)
+
+
+def frame_difference(frame: pd.DataFrame, metric: str, a: str, b: str, settings: StatisticsSettings) -> dict[str, float]:
+    """:func:`paired_difference` over every question of ``frame`` (one row per qid and method)."""
     wide = frame.pivot_table(index=schema.QID, columns=schema.METHOD, values=metric, aggfunc="first", dropna=False)
-    if a not in wide or b not in wide:
-        return {"mean_diff": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_pairs": 0}
-    diffs = (wide[a] - wide[b]).dropna().to_numpy()
+    diffs = (wide[a] - wide[b]).dropna().to_numpy() if a in wide and b in wide else []
     if len(diffs) == 0:
         return {"mean_diff": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_pairs": 0}
     low, high = bootstrap_ci(diffs, settings.confidence, settings.n_resamples, settings.seed)
@@ -183,5 +238,8 @@ def verdicts(per_query: pd.DataFrame, comparison: Comparison) -> pd.DataFrame:
                 "margin": difference["mean_diff"], "margin_ci_low": difference["ci_low"],
                 "margin_ci_high": difference["ci_high"], "n_pairs": difference["n_pairs"], "p_adjusted": p_adjusted,
                 "significant": bool(len(test) and test["significant"].iloc[0] and difference["mean_diff"] > 0),
+                "smallest_p_adjusted": float(test["smallest_p_adjusted"].iloc[0]) if len(test) else math.nan,
+                "underpowered": bool(len(test) and test["underpowered"].iloc[0]),
+                "mdd": float(test["mdd"].iloc[0]) if len(test) else math.nan,
             })
     return pd.DataFrame(rows)

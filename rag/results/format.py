@@ -3,7 +3,11 @@
 - a mean or a difference: 3 decimals (``0.758``, ``+0.019``); a CI: ``[0.726, 0.791]``;
 - significance: the superscript letters of the methods a row beats (``0.806ᵃᵇᶜ``), the same
   characters in all three outputs;
-- the verdict: one sentence per question set and metric (:func:`verdict_line`).
+- the recommendation first (:func:`recommendation_lines`), then each method's answer lift over the
+  no-context baseline (:func:`lift_lines`), then the verdict: one sentence per question set and
+  metric (:func:`verdict_line`);
+- a test that could never be significant at its n reads "underpowered (n = 7: smallest possible p
+  after Holm 0.23)", never "not significant".
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from collections.abc import Sequence
 import pandas as pd
 from tabulate import tabulate
 
-from rag.results.comparison import Comparison, headline_metrics
+from rag.results.comparison import POOLED, Comparison, headline_metrics
+from rag.results.recommendation import NO_WINNER, WINNER, Recommendation, SetRecommendation
 
 SUPERSCRIPTS = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"))
 MISSING = "–"
@@ -76,17 +81,120 @@ def markdown(frame: pd.DataFrame) -> str:
     return tabulate(escaped, headers="keys", tablefmt="github", showindex=False, disable_numparse=True)
 
 
-def verdict_line(verdict: pd.Series | dict) -> str:
-    """``convex best on mrr@10 (0.806): +0.019 [+0.008, +0.031] over rrf (0.787), significant (p=0.002)``."""
+def power_note(n: int, smallest_p_adjusted: float, corrected: bool = True) -> str:
+    """``underpowered (n = 7: smallest possible p after Holm 0.23)``."""
+    after = " after Holm" if corrected else ""
+    return f"underpowered (n = {n}: smallest possible p{after} {smallest_p_adjusted:.2g})"
+
+
+def verdict_line(verdict: pd.Series | dict, corrected: bool = True) -> str:
+    """``convex best on mrr@10 (0.806): +0.019 [+0.008, +0.031] over rrf (0.787), significant (p=0.002)``;
+    a test that can never reach significance at its n ends in :func:`power_note` instead."""
     v = verdict
     if v["margin"] == 0 and v["best_mean"] == v["runner_up_mean"]:
         return (f"no single best on {v['metric']}: {v['best']} and {v['runner_up']} tie at {number(v['best_mean'])} "
                 "(mean paired difference 0)")
-    outcome = "significant" if v["significant"] else "not significant"
-    p = MISSING if math.isnan(v["p_adjusted"]) else f"{v['p_adjusted']:.3g}"
+    p = MISSING if v["p_adjusted"] is None or math.isnan(v["p_adjusted"]) else f"{v['p_adjusted']:.3g}"
+    if v.get("underpowered"):
+        outcome = f"{power_note(int(v['n_pairs']), v['smallest_p_adjusted'], corrected)}, p={p}"
+    else:
+        outcome = f"{'significant' if v['significant'] else 'not significant'} (p={p})"
     return (f"{v['best']} best on {v['metric']} ({number(v['best_mean'])}): {signed(v['margin'])} "
             f"{interval(v['margin_ci_low'], v['margin_ci_high'], sign=True)} over {v['runner_up']} "
-            f"({number(v['runner_up_mean'])}), {outcome} (p={p})")
+            f"({number(v['runner_up_mean'])}), {outcome}")
+
+
+def _ms(value: float) -> str:
+    return MISSING if math.isnan(value) else f"{value:.1f} ms"
+
+
+def overall_line(r: Recommendation) -> str:
+    """The overall recommendation in one sentence (the rule: :mod:`rag.results.recommendation`)."""
+    n, m = len(r.sets), r.method
+    if r.outcome == WINNER:
+        cheapest = min(r.ms_per_query, key=lambda k: (math.inf if math.isnan(r.ms_per_query[k]) else r.ms_per_query[k]))
+        cost = f"{_ms(r.ms_per_query[m])} per question" + (
+            f" against {_ms(r.ms_per_query[cheapest])} for {cheapest}" if cheapest != m else " (the cheapest)")
+        return (f"Use {m}: best on {r.primary} in {r.best_in[m]} of {n} sets, significantly better than every other "
+                f"method in {r.wins[m]}, never significantly worse than the best; {cost}.")
+    if r.outcome == NO_WINNER:
+        return (f"No winner on {r.primary}: {', '.join(r.eligible)} are never significantly worse than the best "
+                f"and none beats every other method in any set; use the cheapest, {m} "
+                f"({_ms(r.ms_per_query[m])} per question).")
+    return (f"No single method on {r.primary}: none is in the top group of every set; use each set's method "
+            "below.")
+
+
+def set_line(s: SetRecommendation, verdict: pd.Series | dict | None, corrected: bool = True) -> str:
+    """One question set's recommendation with the best method's margin over the runner-up."""
+    margin = ""
+    if verdict is not None:
+        margin = (f" {signed(verdict['margin'])} {interval(verdict['margin_ci_low'], verdict['margin_ci_high'], sign=True)}"
+                  f" over {verdict['runner_up']}")
+    others = len(s.versus)
+    weak = [v for v in s.versus if v.state == "underpowered"]
+    power = f"; {power_note(weak[0].n_pairs, weak[0].smallest_p_adjusted, corrected)}" if weak else ""
+    head = f"{s.question_set} ({s.questions} q): "
+    if s.outcome == WINNER:
+        return (f"{head}use {s.method} ({number(s.best_mean)}),{margin}, significantly better than "
+                f"{'the other method' if others == 1 else f'all {others} others'}{power}")
+    cheapest = f"the cheapest is {s.method} ({_ms(s.method_ms_per_query)})"
+    return (f"{head}no winner: {', '.join(s.top_group)} not separable ({s.best} {number(s.best_mean)}{margin}); "
+            f"{cheapest}{power}")
+
+
+def recommendation_lines(comparison: Comparison, width: int = TERMINAL_WIDTH) -> list[str]:
+    """The recommendation block: the rule's name, the overall sentence, one line per question set."""
+    r = comparison.recommendation
+    if r is None:
+        return ["Recommendation: none (fewer than two methods with a retrieval metric)."]
+    corrected = comparison.settings.correction is not None
+    verdicts = comparison.verdicts
+    lines = textwrap.wrap(f"Recommendation on {r.primary} (paired tests, alpha {r.alpha}; rule: docs/evaluation.md, "
+                          "\"Recommendation\"):", width=width)
+    lines += textwrap.wrap(overall_line(r), width=width, initial_indent="  ", subsequent_indent="    ")
+    for s in r.sets:
+        match = verdicts[(verdicts["question_set"] == s.question_set) & (verdicts["metric"] == r.primary)] \
+            if not verdicts.empty else verdicts
+        verdict = match.iloc[0] if len(match) else None
+        lines += textwrap.wrap(set_line(s, verdict, corrected), width=width, initial_indent="  ",
+                               subsequent_indent="    ")
+    return lines
+
+
+def lift_cell(lift: pd.Series | dict) -> str:
+    """``convex +0.214 [+0.071, +0.357]*`` (* = significant after the correction)."""
+    star = "*" if lift["significant"] else ""
+    return f"{lift['method']} {signed(lift['lift'])} {interval(lift['ci_low'], lift['ci_high'], sign=True)}{star}"
+
+
+def lift_lines(comparison: Comparison, metrics: Sequence[str] = ("f1", "match", "judge"),
+               width: int = TERMINAL_WIDTH) -> list[str]:
+    """Each method's answer lift over the no-context baseline, pooled over the answered sets (or the one
+    answered set), one wrapped line per answer metric, methods by lift."""
+    lifts = comparison.lifts
+    if lifts.empty:
+        return []
+    scope = POOLED if (lifts["question_set"] == POOLED).any() else lifts["question_set"].iloc[0]
+    part = lifts[lifts["question_set"] == scope]
+    sets = [s for s in dict.fromkeys(lifts["question_set"]) if s != POOLED]
+    n = int(part["n_pairs"].max()) if len(part) else 0
+    corrected = comparison.settings.correction is not None
+    smallest = float(part["smallest_p_adjusted"].min()) if len(part) else math.nan
+    lines = textwrap.wrap(
+        f"Answers: lift over {comparison.control} (mean paired difference on the same questions, "
+        f"{comparison.settings.confidence:.0%} CI; * = significant"
+        + (f", Holm over {part['method'].nunique()} methods" if corrected else "")
+        + f"), {'pooled over ' + ', '.join(sets) if scope == POOLED else scope} ({n} questions; smallest possible p"
+        + (" after Holm" if corrected else "") + f" {smallest:.2g}):", width=width)
+    for metric in [m for m in metrics if m in set(part["metric"])]:
+        rows = part[part["metric"] == metric].sort_values("lift", ascending=False, kind="stable")
+        text = f"{metric}: " + ", ".join(lift_cell(row) for _, row in rows.iterrows())
+        weak = rows[rows["underpowered"]]
+        if len(weak):
+            text += f"; {power_note(int(weak['n_pairs'].iloc[0]), float(weak['smallest_p_adjusted'].iloc[0]), corrected)}"
+        lines += textwrap.wrap(text, width=width, initial_indent="  ", subsequent_indent="    ")
+    return lines
 
 
 def verdict_lines(comparison: Comparison, metrics: Sequence[str] | None = None, width: int = TERMINAL_WIDTH) -> list[str]:
@@ -97,10 +205,11 @@ def verdict_lines(comparison: Comparison, metrics: Sequence[str] | None = None, 
         return ["(one method: no verdict)"]
     for question_set, part in verdicts.groupby("question_set", sort=False):
         n = int(comparison.table.loc[comparison.table["question_set"] == question_set, "questions"].iloc[0])
-        lines.append(f"{question_set} ({n} questions):")
+        lines.append(f"{question_set} ({n} question{'' if n == 1 else 's'}):")
         for _, verdict in part.iterrows():
             if metrics is None or verdict["metric"] in metrics:
-                lines += textwrap.wrap(verdict_line(verdict), width=width, initial_indent="  ", subsequent_indent="    ")
+                lines += textwrap.wrap(verdict_line(verdict, comparison.settings.correction is not None), width=width,
+                                       initial_indent="  ", subsequent_indent="    ")
     return lines
 
 
@@ -113,7 +222,8 @@ def legend(comparison: Comparison, convention: str, level: str) -> str:
         f"without ground truth left out; {MISSING} = undefined (answer-only baselines such as closed_book and oracle "
         "have no retrieval metrics). answer_in_context@k: a reference answer occurs in the top-k chunks. Answer "
         "metrics (em, f1, match) over answered questions only; failed generations are counted in `failures`, never "
-        "scored. chunks/answer: mean chunks in the prompt. Verdict margins: paired bootstrap CI of the difference."
+        "scored. chunks/answer: mean chunks in the prompt. Verdict margins: paired bootstrap CI of the difference; "
+        "underpowered: no p-value after the correction could fall below alpha at that many questions."
     )
 
 

@@ -1,6 +1,7 @@
 """``report.html``: one self-contained page (no network) for a reader who wants to act.
 
-Top to bottom: the verdict; a compact table per question set with the best value per column
+Top to bottom: the recommendation (per question set and overall, with its rule) and each method's
+answer lift over the no-context baseline; the metric-by-metric verdicts, collapsed; a compact table per question set with the best value per column
 highlighted; each method's paired difference from the baseline per metric (CI whiskers); recall@k and
 nDCG@k curves over the whole depth; latency against quality; the paired tests as a matrix per metric
 (every test's details collapsible); the failure analysis in config order with retrieval-miss and
@@ -28,7 +29,9 @@ import pandas as pd
 from rag.io_utils import atomic_write_bytes
 from rag.results import schema
 from rag.results.comparison import Comparison, headline_metrics
-from rag.results.format import MISSING, interval, marks, number, verdict_line
+from rag.results.format import (
+    MISSING, interval, lift_lines, marks, number, overall_line, recommendation_lines, verdict_line,
+)
 from rag.results.writers import pairwise_matrix
 
 PASSAGE_CHARS = 300
@@ -224,8 +227,11 @@ def write_html_report(path: Path, title: str, comparison: Comparison, per_query:
     environment = Environment(loader=PackageLoader("rag.results", "templates"), autoescape=True)
     metrics = headline_metrics(comparison.metrics)
     sets = list(dict.fromkeys(comparison.table["question_set"]))
-    verdicts = {s: [verdict_line(v) for _, v in comparison.verdicts[comparison.verdicts["question_set"] == s].iterrows()]
+    corrected = comparison.settings.correction is not None
+    verdicts = {s: [verdict_line(v, corrected) for _, v in comparison.verdicts[comparison.verdicts["question_set"] == s].iterrows()]
                 for s in sets} if not comparison.verdicts.empty else {}
+    lines = recommendation_lines(comparison, width=10_000)
+    answers = lift_lines(comparison, width=10_000)
     significant = {s: list(comparison.verdicts[comparison.verdicts["question_set"] == s]["significant"])
                    for s in sets} if not comparison.verdicts.empty else {}
     asked = per_query[per_query[schema.GENERATION_STATUS] != schema.NOT_REQUESTED]
@@ -233,6 +239,10 @@ def write_html_report(path: Path, title: str, comparison: Comparison, per_query:
                       separators=(",", ":")).replace("<", "\\u003c")
     html = environment.get_template("report.html.j2").render(
         title=title,
+        rule=lines[0].rstrip(":") + ".",
+        overall=overall_line(comparison.recommendation) if comparison.recommendation else "",
+        per_set=[line.strip() for line in lines[2:]] if comparison.recommendation else [],
+        answers={"head": answers[0], "lines": [line.strip() for line in answers[1:]]} if answers else None,
         verdicts=[{"set": s, "lines": list(zip(verdicts.get(s, []), significant.get(s, [])))} for s in sets],
         legend=legend_text,
         facts=list(facts),

@@ -21,6 +21,12 @@ ANSWERED, FAILED, NOT_REQUESTED = "answered", "failed", "not requested"
 #: Answer metrics (NaN unless the question was answered and has a reference): the engine's list.
 ANSWER_METRICS = _ENGINE_ANSWER_METRICS
 
+#: The optional LLM judge's verdict (1 correct, 0 not, NaN not judged): rag/generation/judge.py.
+JUDGE = "judge"
+
+#: Every answer column a comparison treats as an answer metric (lift over closed_book, no undefined count).
+ANSWER_COLUMNS = (*ANSWER_METRICS, JUDGE)
+
 #: An answer with token F1 below this is an "answer miss" in the failure analysis.
 ANSWER_F1_THRESHOLD = 0.5
 

@@ -1,5 +1,6 @@
 """The files of a run's results: ``per_query.csv``, ``comparison.{csv,md,json}``, ``pairwise.csv``
-and the TREC files under ``runs/`` (docs/evaluation.md says how each number is reproduced from them)."""
+and the TREC files under ``runs/`` (docs/evaluation.md says how each number is reproduced from them).
+Every CSV is written by :func:`rag.results.csv_files.write_csv` (text cells safe for spreadsheets)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from evaluation.runs import ranked_lists_to_run
 from evaluation.trec_io import encode_trec_id, write_qrels, write_run
 from rag.io_utils import atomic_write_json, atomic_write_text
 from rag.results.comparison import Comparison, headline_metrics
-from rag.results.format import display_table, legend, markdown, signed, verdict_lines
+from rag.results.csv_files import write_csv
+from rag.results.format import display_table, legend, lift_lines, markdown, recommendation_lines, signed, verdict_lines
 from rag.types import Question, RankedChunks, gold_grades, url_ranking
 
 
@@ -37,16 +39,19 @@ def pairwise_matrix(comparison: Comparison, question_set: str, metric: str) -> p
 
 
 def write_comparison(comparison: Comparison, run_dir: Path, convention: str, level: str) -> None:
-    """``comparison.csv`` (numbers), ``pairwise.csv`` (every test), ``comparison.json`` (numbers,
-    verdicts, tests) and ``comparison.md`` (verdicts, the table with CIs, the test matrices)."""
-    atomic_write_text(run_dir / "comparison.csv", comparison.table.to_csv(index=False))
-    atomic_write_text(run_dir / "pairwise.csv", comparison.pairwise.to_csv(index=False))
+    """``comparison.csv`` (numbers), ``pairwise.csv`` (every test), ``comparison.json`` (the
+    recommendation with the rule's inputs, numbers, verdicts, answer lifts, tests) and ``comparison.md``
+    (recommendation, answer lifts, verdicts, the table with CIs, the test matrices)."""
+    write_csv(comparison.table, run_dir / "comparison.csv")
+    write_csv(comparison.pairwise, run_dir / "pairwise.csv")
     atomic_write_json(run_dir / "comparison.json", {
         "convention": convention,
         "level": level,
         "statistics": vars(comparison.settings),
         "letters": comparison.letters,
+        "recommendation": comparison.recommendation.as_dict() if comparison.recommendation else None,
         "verdict": records(comparison.verdicts),
+        "answer_lift": records(comparison.lifts),
         "rows": records(comparison.table),
         "differences_from_baseline": records(comparison.differences),
         "pairwise": records(comparison.pairwise),
@@ -56,11 +61,14 @@ def write_comparison(comparison: Comparison, run_dir: Path, convention: str, lev
         for metric in headline_metrics(comparison.metrics):
             matrices.append(f"**{question_set} · {metric}** (row − column; * significant)\n\n"
                             f"{markdown(pairwise_matrix(comparison, question_set, metric))}")
-    verdicts = "\n".join(f"- {line.strip()}" if not line.startswith("  ") else f"  - {line.strip()}"
-                         for line in verdict_lines(comparison, width=10_000))
+    def bullets(lines: Sequence[str]) -> str:
+        return "\n".join(f"- {line.strip()}" if not line.startswith("  ") else f"  - {line.strip()}" for line in lines)
+
+    verdicts = bullets(verdict_lines(comparison, width=10_000))
+    recommendation = bullets(recommendation_lines(comparison, width=10_000) + lift_lines(comparison, width=10_000))
     atomic_write_text(
         run_dir / "comparison.md",
-        f"# Comparison\n\n## Verdict\n\n{verdicts}\n\n## Table\n\n{markdown(display_table(comparison))}\n\n"
+        f"# Comparison\n\n## Recommendation\n\n{recommendation}\n\n## Verdict per metric\n\n{verdicts}\n\n## Table\n\n{markdown(display_table(comparison))}\n\n"
         f"{legend(comparison, convention, level)}\n\n## Paired tests ({comparison.test_name})\n\n"
         + "\n\n".join(matrices) + "\n\nEvery test with its p-values: pairwise.csv.\n",
     )

@@ -1,5 +1,5 @@
-"""Retrievers: dense (Chroma / exact), sparse BM25, and fusion (RRF, convex, CombSUM, CombMNZ, DBSF), built
-from config by name.
+"""Retrievers: dense (Chroma / Milvus / exact), sparse BM25, fusion (RRF, convex, CombSUM, CombMNZ, DBSF),
+and Milvus's engine-native BM25 and hybrid search, built from config by name.
 
 Importing this package registers every retriever in :data:`RETRIEVERS`; :func:`build_retriever`
 turns one config entry into an instance.
@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rag.retrievers import bm25, dense, fusion  # noqa: F401  (registration)
+from rag.retrievers import bm25, dense, fusion, milvus  # noqa: F401  (registration)
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.validation import config_error_from_validation
 

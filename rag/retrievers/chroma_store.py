@@ -3,7 +3,8 @@
 The collection is named after a hash of everything it depends on (model, HNSW settings, chunk ids and
 texts), so it is reused when they match and rebuilt otherwise. Its metadata ``rag_complete`` is set
 only after the last batch was added: a collection left by an interrupted build is deleted and built
-again. Stale collections of the same retriever (same name prefix, other hash) are deleted.
+again. Stale collections of the same retriever (same name prefix, other hash) are deleted (the rule of
+:mod:`rag.retrievers.keyed_collections`, which the Milvus store follows too).
 Chroma's own embedding function is never used (``embedding_function=None``; vectors always passed).
 A persistent store whose database is damaged (a truncated ``chroma.sqlite3``) is reported as a
 warning, deleted and created anew in the same run; its collections are rebuilt from the vectors.
@@ -22,6 +23,7 @@ from pydantic import Field
 from rag.progress import progress as progress_bar
 
 from rag.errors import BenchError
+from rag.retrievers.keyed_collections import KeyedCollections
 from rag.validation import ConfigModel
 
 log = logging.getLogger(__name__)
@@ -68,36 +70,41 @@ def make_client(mode: str, path: Path, host: str, port: int):
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
-def collection_prefix(retriever_name: str) -> str:
-    """Chroma-safe name prefix of one retriever's collections."""
-    return "rag-" + re.sub(r"[^A-Za-z0-9_-]", "_", retriever_name)[:48] + "-"
-
-
-class ChromaStore:
+class ChromaStore(KeyedCollections):
     """One retriever's collection in a Chroma client: ensure it holds the vectors, query it."""
 
+    joiner, name_characters = "-", "A-Za-z0-9_-"
+
     def __init__(self, client, retriever_name: str, hnsw: HnswParams):
-        self.client = client
-        self.prefix = collection_prefix(retriever_name)
+        super().__init__(client, retriever_name)
         self.hnsw = hnsw
         self.collection = None
 
     def ensure(self, key: str, chunk_ids: Sequence[str], vectors: np.ndarray) -> bool:
         """Make the collection for ``key`` hold exactly these vectors; True when it was (re)built."""
-        name = self.prefix + key[:32]
-        for existing in self.client.list_collections():
-            if existing.name.startswith(self.prefix) and existing.name != name:
-                self.client.delete_collection(existing.name)
-        collection = self._get(name)
-        if collection is not None and (collection.metadata or {}).get(COMPLETE_KEY) and collection.count() == len(chunk_ids):
-            self.collection = collection
-            return False
-        if collection is not None:
+
+        def build(name: str) -> None:
+            self.collection = self._create(name)
+            self._add(chunk_ids, vectors)
+
+        return self.ensure_collection(key, len(chunk_ids), build)
+
+    def collection_names(self) -> list[str]:
+        return [collection.name for collection in self.client.list_collections()]
+
+    def drop(self, name: str) -> None:
+        if self._get(name) is not None:
             self.client.delete_collection(name)
-        self.collection = self._create(name)
-        self._add(chunk_ids, vectors)
-        self.collection.modify(metadata={COMPLETE_KEY: True, "count": len(chunk_ids)})
-        return True
+
+    def is_complete(self, name: str, rows: int) -> bool:
+        collection = self._get(name)
+        return collection is not None and bool((collection.metadata or {}).get(COMPLETE_KEY)) and collection.count() == rows
+
+    def use(self, name: str) -> None:
+        self.collection = self._get(name)
+
+    def mark_complete(self, name: str, rows: int) -> None:
+        self.collection.modify(metadata={COMPLETE_KEY: True, "count": rows})
 
     def _get(self, name: str):
         try:

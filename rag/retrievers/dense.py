@@ -1,5 +1,6 @@
-"""Dense retrieval: embeddings (local sentence-transformers or an endpoint), searched in Chroma
-(HNSW) or exactly (numpy).
+"""Dense retrieval: embeddings (local sentence-transformers or an endpoint), searched in a vector store
+(Chroma's HNSW by default, or Milvus: ``store: {type: milvus, ...}``, :mod:`rag.retrievers.vector_store`)
+or exactly (numpy).
 
 score(q, d) = cos(q, d) = e_q . e_d for the L2-normalized embeddings e (= 1 - Chroma's cosine
 distance). ``search: hnsw`` (default) takes the candidate ids from Chroma's approximate HNSW search;
@@ -14,6 +15,9 @@ kept in the shared embedding store ``storage.embeddings`` (:mod:`rag.embeddings`
 stopped; the model is loaded only when something has to be encoded. The Chroma store lives in
 ``storage.own / "chroma"`` (``mode: persistent``) or on a Chroma server (``mode: server``,
 ``host``/``port``); a collection is marked complete after its last vector (:mod:`chroma_store`).
+A Milvus store (:mod:`milvus_store`) follows the same rules; ``search: hnsw`` then means "search
+the store", whatever its ``index`` (FLAT, HNSW, IVF_FLAT), and the fidelity check compares it with
+exact search all the same.
 """
 
 from __future__ import annotations
@@ -22,16 +26,17 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, model_serializer, model_validator
 
 from rag.embeddings import Embedder, EmbeddingStore, Encoder
 from rag.encoders import EmbedderConfig, SentenceTransformersEmbedderConfig, build_encoder
 from rag.errors import BenchError
 from rag.models import DEFAULT_EMBEDDING_MODEL
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
-from rag.retrievers.chroma_store import ChromaStore, HnswParams, make_client
+from rag.retrievers.chroma_store import HnswParams
 from rag.retrievers.index_cache import index_key
 from rag.retrievers.ranking import ranking_from_scores, sorted_by_id
+from rag.retrievers.vector_store import ChromaStoreConfig, StoreConfig, VectorStore, open_store
 from rag.types import Chunk, Ranking
 
 
@@ -46,12 +51,31 @@ class DenseParams(RetrieverParams):
     host: str = "127.0.0.1"
     port: int = Field(8000, gt=0, lt=65536)
     hnsw: HnswParams = Field(default_factory=HnswParams)
+    store: StoreConfig = Field(default_factory=ChromaStoreConfig, description="vector store of search: hnsw")
 
     @model_validator(mode="after")
     def _device_is_local(self) -> "DenseParams":
         if "device" in self.model_fields_set and self.embedder.type != "sentence_transformers":
             raise ValueError(f"device applies to the local embedder, not to embedder type {self.embedder.type!r}")
+        chroma_only = sorted({"mode", "host", "port", "hnsw"} & self.model_fields_set)
+        if self.store.type != "chroma" and chroma_only:
+            raise ValueError(f"{', '.join(chroma_only)} configure the Chroma store, not store type {self.store.type!r}")
         return self
+
+    @model_serializer(mode="wrap")
+    def _default_store_unsaid(self, handler) -> dict:
+        """The default Chroma store is left out of dumps, so run plans and cache keys written before
+        ``store`` existed stay valid."""
+        data = handler(self)
+        if self.store.type == "chroma" and "store" not in self.model_fields_set:
+            data.pop("store", None)
+        return data
+
+    def store_settings(self) -> dict:
+        """What the store's contents depend on besides the vectors (keys its collection)."""
+        if self.store.type == "chroma":
+            return {"model": self.identity(), "hnsw": self.hnsw.model_dump()}
+        return {"model": self.identity(), "store": self.store.model_dump(include={"type", "index", "params"})}
 
     def identity(self) -> str:
         """The model identity that keys the embedding store and the Chroma collection."""
@@ -70,7 +94,7 @@ class DenseRetriever(Retriever):
         super().__init__(name, params)
         self.encoder: Encoder = encoder if encoder is not None else build_encoder(params.embedder, params.model, params.device)
         self.embedder: Embedder | None = None
-        self.store: ChromaStore | None = None
+        self.store: VectorStore | None = None
         self.collection_rebuilt: bool | None = None
         self._chunk_ids: list[str] = []
         self._row_of: dict[str, int] = {}
@@ -90,17 +114,16 @@ class DenseRetriever(Retriever):
         self._row_of = {chunk_id: row for row, chunk_id in enumerate(self._chunk_ids)}
         self._vectors = self.embedder.embed([chunk.text for chunk in ordered], desc=f"{self.name}: embedding chunks")
         if self.params.search == "hnsw":
-            client = make_client(self.params.mode, storage.own / "chroma", self.params.host, self.params.port)
-            self.store = ChromaStore(client, self.name, self.params.hnsw)
-            settings = {"model": self.params.identity(), "hnsw": self.params.hnsw.model_dump()}
-            self.collection_rebuilt = self.store.ensure(index_key(settings, ordered), self._chunk_ids, self._vectors)
+            self.store = open_store(self.params, self.name, storage.own)
+            key = index_key(self.params.store_settings(), ordered)
+            self.collection_rebuilt = self.store.ensure(key, self._chunk_ids, self._vectors)
 
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
         if self.embedder is None:
             raise BenchError(f"retriever {self.name!r}: search() called before index()")
         if not queries:
             return []
-        query_vectors = self.embedder.embed(list(queries), desc=f"{self.name}: embedding queries").astype(np.float64)
+        query_vectors = self.embed_queries(queries).astype(np.float64)
         if self.store is None:
             return self._exact(query_vectors, k)
         rankings = []
@@ -114,7 +137,17 @@ class DenseRetriever(Retriever):
         """Top-``k`` by brute force whatever ``search`` is set to: the reference that measures HNSW's recall."""
         if self.embedder is None:
             raise BenchError(f"retriever {self.name!r}: search_exact() called before index()")
-        return self._exact(self.embedder.embed(list(queries), desc=f"{self.name}: embedding queries").astype(np.float64), k)
+        return self._exact(self.embed_queries(queries).astype(np.float64), k)
+
+    def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """The queries' unit float32 embeddings (through the embedding store, like the chunks')."""
+        if self.embedder is None:
+            raise BenchError(f"retriever {self.name!r}: queries embedded before index()")
+        return self.embedder.embed(list(queries), desc=f"{self.name}: embedding queries")
+
+    def embedded(self) -> tuple[list[str], np.ndarray]:
+        """The indexed chunk ids (id-rule order) and their unit float32 embeddings, row for row."""
+        return self._chunk_ids, self._vectors
 
     def _exact(self, query_vectors: np.ndarray, k: int, block: int = 256, rows: int = 65536) -> list[Ranking]:
         """Brute force: all cosine similarities, ``block`` queries by ``rows`` chunks per float64

@@ -61,6 +61,9 @@ class FusionParams(RetrieverParams):
             raise ValueError(f"retrievers must be distinct, got {self.retrievers}")
         if self.weights is not None and len(self.weights) != len(self.retrievers):
             raise ValueError(f"weights needs one value per retriever ({len(self.retrievers)}), got {len(self.weights)}")
+        if self.weights is not None and (min(self.weights) < 0 or max(self.weights) == 0):
+            raise ValueError(f"weights {self.weights}: expected weights >= 0, at least one of them > 0 (a negative "
+                             "weight ranks a chunk lower the better an input ranks it; all zero ranks nothing)")
         return self
 
     def requires(self) -> list[str]:
@@ -112,7 +115,10 @@ class FusionRetriever(Retriever):
 
 
 class RRFParams(FusionParams):
-    k: float = Field(60.0, ge=0)
+    """``k`` >= 1, the minimum of Elasticsearch's and OpenSearch's ``rank_constant``: k = 0 is the plain
+    reciprocal rank, whose steep first ranks RRF's constant exists to damp (60 in Cormack et al.)."""
+
+    k: float = Field(60.0, ge=1)
 
 
 @RETRIEVERS.register("rrf")

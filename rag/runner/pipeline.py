@@ -8,10 +8,9 @@ retriever indexes, retrieval results per query, the generator's answers, and the
 
 from __future__ import annotations
 
-import dataclasses
-import io
 import json
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -22,33 +21,39 @@ import pandas as pd
 
 from evaluation import ANSWER_METRICS, answer_scores
 from evaluation.ties import ties_crossing
-from rag.chunking import chunk_documents
-from rag.config import RunConfig
+from rag.chunking import cached_chunks, documents_fingerprint
+from rag.config import RunConfig, bounded_by_chunks, config_record
 from rag.data import Dataset, load_dataset
+from rag.data.questions.provenance import provenance_fact
 from rag.errors import ConfigError
 from rag.generation import build_generator
 from rag.generation.base import GenerationResult, Generator
-from rag.generation.llm import api_key_for
+from rag.generation.judge import agreement, agreement_line, judge_generator_config, judge_per_query
+from rag.generation.llm import check_endpoint_keys
 from rag.generation.sizing import size_generator
-from rag.io_utils import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file, sha256_strings, sha256_text
+from rag.io_utils import atomic_write_bytes, atomic_write_text, sha256_file, sha256_strings, sha256_text
 from rag.manifest import Manifest
-from rag.runner.answers import answer_sample, generate_answers, request_key
+from rag.runner.answers import answer_power_warning, answer_sample, generate_answers, request_key
 from rag.runner.contexts import answer_in_context_columns, baseline_rankings, closed_book_methods, generation_requests
 from rag.runner.generation_stats import GenerationCounts
 from rag.runner.retrieval import CachedRanking, RetrievalStage
-from rag.runner.rundir import RunDirectory, open_run_directory
+from rag.runner.rundir import RunDirectory, open_run_directory, resumable
 from rag.results import schema
 from rag.results.comparison import Comparison, StatisticsSettings, compare
+from rag.results.csv_files import write_csv
+from rag.results.recommendation import default_primary
 from rag.results.curves import curves
 from rag.results.format import legend
 from rag.results.html import write_html_report
 from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer, url_ranking
+from rag.runner.statistics_cache import cached_comparison
 from rag.runner.timing import StageTimer
 from rag.secrets import Redactor
-from rag.types import Chunk, Document, Question
+from rag.types import Question
 
 log = logging.getLogger(__name__)
+SKIPPED_LISTED = 20  # skipped records or files named in the report (the manifest lists more)
 GeneratorFactory = Callable[[Any, Path], AbstractContextManager[Generator]]
 
 
@@ -79,37 +84,55 @@ def run_benchmark(
 ) -> RunResult:
     """Run the whole benchmark into a run directory (see :mod:`rag.runner.rundir`)."""
     redactor = Redactor.for_config(config, environ)
-    if config.generation is not None:
-        api_key_for(config.generation.generator, environ)  # a remote endpoint without its key: fail before any work
+    check_endpoint_keys(config, environ)  # a remote endpoint without a usable key: fail before any work
     timer = StageTimer()
     with timer.stage("load"):  # before the run directory exists: bad data leaves no directory behind
         dataset = load_dataset(config.dataset, skip_invalid=options.skip_invalid)
         question_sets = select_question_sets(dataset, config.question_sets, config.limit)
-    plan = redactor.deep({"config": config.model_dump(mode="json"), "skip_invalid": options.skip_invalid})
+    if config.generation is not None and (warning := answer_power_warning(
+            {name: len(ids) for name, ids in answered_questions(config, question_sets).items()},
+            len(config.methods or config.retrievers) + len(config.baselines),
+            bool(closed_book_methods(config.baselines)), config.evaluation.alpha, config.evaluation.n_resamples,
+            None if config.evaluation.correction == "none" else config.evaluation.correction)):
+        log.warning(warning)
+    plan = redactor.deep({"config": config_record(config), "skip_invalid": options.skip_invalid})
     run_dir = open_run_directory(config.output_dir, config.name, plan, options.output_dir, options.resume)
-    manifest = Manifest(
-        run_dir.path, redactor, config=plan["config"], seed=config.seed, resumed=run_dir.resumed,
-        options={"skip_invalid": options.skip_invalid, "resume": options.resume},
-        retrievers_resolved={spec.name: spec.params.model_dump(mode="json") for spec in config.retrievers},
-        data=data_summary(dataset, question_sets),
-    )
-    manifest.write()
-    timer.on_stage_end = lambda seconds: (manifest.update(timings=seconds), manifest.write())
-    try:
-        return _run_stages(config, options, run_dir, dataset, question_sets, timer, manifest, generator_factory, redactor)
-    except KeyboardInterrupt:
-        manifest.finish("interrupted", timings=timer.seconds)
-        raise
-    except BaseException as exc:
-        manifest.finish("failed", timings=timer.seconds, error=f"{type(exc).__name__}: {exc}")
-        raise
+    with resumable(run_dir.path):
+        manifest = Manifest(
+            run_dir.path, redactor, config=plan["config"], seed=config.seed, resumed=run_dir.resumed,
+            options={"skip_invalid": options.skip_invalid, "resume": options.resume},
+            retrievers_resolved={spec.name: spec.params.model_dump(mode="json") for spec in config.retrievers},
+            data=data_summary(dataset, question_sets),
+        )
+        manifest.write()
+        timer.on_stage_end = lambda seconds: (manifest.update(timings=seconds), manifest.write())
+        try:
+            return _run_stages(config, options, run_dir, dataset, question_sets, timer, manifest, generator_factory,
+                               redactor)
+        except KeyboardInterrupt:
+            manifest.finish("interrupted", timings=timer.seconds)
+            raise
+        except BaseException as exc:
+            manifest.finish("failed", timings=timer.seconds, error=f"{type(exc).__name__}: {exc}")
+            raise
+
+
+def answered_questions(config: RunConfig, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, set[str]]:
+    """The ids of the questions that get generated answers, per set: a seeded sample of
+    ``generation.questions_per_set`` in the sets of ``generation.question_sets`` (default every set)."""
+    assert config.generation is not None
+    chosen = config.generation.question_sets
+    return {name: answer_sample(qs, config.generation.questions_per_set, config.seed, name)
+            if chosen is None or name in chosen else set() for name, qs in question_sets.items()}
 
 
 def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, Any]:
-    """What the manifest records about the data: file and content hashes, counts, skipped records."""
+    """What the manifest records about the data: file and content hashes, counts, skipped records, and
+    how each made question set was made (its provenance sidecar)."""
     return {
         "name": dataset.name,
-        "source_files": {str(path): sha256_file(path) for path in dataset.source_files},
+        "source_files": {source_name(path, dataset.source_root): sha256_file(path) for path in dataset.source_files},
+        **({"files": {"read": dataset.files_read, "skipped": dataset.files_skipped}} if dataset.files_read is not None else {}),
         "documents": len(dataset.documents),
         "documents_sha256": documents_fingerprint(dataset.documents),
         "question_sets": {
@@ -117,7 +140,14 @@ def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question
         },
         "skipped_invalid": dict(dataset.skipped),
         "skipped_examples": list(dataset.skipped_examples),
+        "question_provenance": {name: made for name, made in dataset.question_provenance.items() if name in question_sets},
     }
+
+
+def source_name(path: Path, root: Path | None) -> str:
+    """How the manifest names a source file: relative to the data set's folder (POSIX form) when it
+    has one, so no absolute path of the user's machine is written for a folder of files."""
+    return Path(os.path.relpath(path, root)).as_posix() if root is not None else str(path)
 
 
 def _run_stages(
@@ -132,8 +162,14 @@ def _run_stages(
     redactor: Redactor,
 ) -> RunResult:
     with timer.stage("chunk"):
-        chunks, chunks_fingerprint = cached_chunks(dataset.documents, config, options.progress)
+        chunks, chunks_fingerprint = cached_chunks(dataset.documents, config.chunking, config.cache_dir, options.progress)
     manifest.update(chunks={"count": len(chunks), "sha256": chunks_fingerprint})
+    configured_depth = config.depth
+    config = bounded_by_chunks(config, len(chunks))
+    if configured_depth > config.depth and configured_depth != RunConfig.model_fields["depth"].default:
+        log.warning("depth %d exceeds the %d chunks of the corpus; every method keeps all of them (depth %d)",
+                    configured_depth, len(chunks), config.depth)
+    manifest.update(depth=config.depth)
 
     methods = config.methods or [spec.name for spec in config.retrievers]
     retrieval = RetrievalStage(config, chunks, chunks_fingerprint, timer, options.progress)
@@ -156,10 +192,7 @@ def _run_stages(
     generation_facts: list[str] = []
     asked: dict[str, set[str]] = {name: set() for name in question_sets}
     if config.generation is not None:
-        asked = {
-            name: answer_sample(qs, config.generation.questions_per_set, config.seed, name)
-            for name, qs in question_sets.items()
-        }
+        asked = answered_questions(config, question_sets)
         requests = generation_requests(contexts, question_sets, asked, config.top_k, chunk_text, closed_book)
         generator_config = size_generator(config.generation.generator, config.top_k, config.chunking.max_tokens)
         with timer.stage("generate"):
@@ -182,6 +215,16 @@ def _run_stages(
         tied = count_ties_crossing(rankings, [k for k in scorer.cutoffs() if k is not None])
     manifest.update(lists_with_tie_crossing_cutoff=tied)
 
+    judged = config.generation is not None and config.evaluation.judge is not None
+    if judged:
+        with timer.stage("judge"):
+            references = {(name, q.qid): q.answers for name, qs in question_sets.items() for q in qs if q.answers}
+            with generator_factory(judge_generator_config(config.evaluation.judge), config.cache_dir / "judge") as judge:
+                per_query = judge_per_query(per_query, references, judge)
+        judge_agreement = agreement(per_query)
+        manifest.update(judge_agreement=judge_agreement)
+        generation_facts.append(agreement_line(judge_agreement))
+
     with timer.stage("statistics"):
         settings = StatisticsSettings(
             confidence=config.evaluation.confidence,
@@ -191,25 +234,33 @@ def _run_stages(
             seed=config.seed,
         )
         metric_columns = scorer.columns() + [f"answer_in_context@{k}" for k in answer_in_context_ks] + (
-            list(ANSWER_METRICS) if config.generation is not None else [])
-        comparison = cached_comparison(per_query, metric_columns, settings, config.cache_dir)
+            list(ANSWER_METRICS) if config.generation is not None else []) + ([schema.JUDGE] if judged else [])
+        control = next(iter(sorted(closed_book)), None)
+        comparison = cached_comparison(per_query, metric_columns, settings, config.cache_dir,
+                                       config.evaluation.primary or default_primary(metric_columns, config.top_k), control)
 
     with timer.stage("report"):
         level = "+".join(config.evaluation.levels)
         evaluated = {method: rankings[method] for method in methods}
         write_comparison(comparison, run_dir.path, config.evaluation.convention, level)
-        atomic_write_text(run_dir.path / "per_query.csv", per_query.to_csv(index=False))
+        write_csv(per_query, run_dir.path / "per_query.csv")
         write_trec_files(run_dir.path / "runs", question_sets, evaluated, scorer.chunk_url, scorer.chunks_of_url,
                          scorer.cutoffs())
         curve_table = curves(question_sets, evaluated, scorer.chunk_url, config.depth)
-        atomic_write_text(run_dir.path / "curves.csv", curve_table.to_csv(index=False))
+        write_csv(curve_table, run_dir.path / "curves.csv")
         failures = int(comparison.table["failures"].sum())
         facts = [
-            f"config {config.name}, seed {config.seed}, top_k {config.top_k}, depth {config.depth}, "
+            f"config {config.name}, seed {config.seed}, top_k {config.top_k}, depth {config.depth}"
+            + (f" (configured {configured_depth})" if configured_depth != config.depth else "") + ", "
             f"{len(dataset.documents)} documents, {len(chunks)} chunks",
             "questions: " + ", ".join(f"{name} {len(qs)}" for name, qs in question_sets.items()),
-            "records skipped as invalid: " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),
-            *(f"skipped: {example}" for example in dataset.skipped_examples[:5]),
+            *(provenance_fact(name, made) for name, made in dataset.question_provenance.items() if name in question_sets),
+            *([f"files: {dataset.files_read} read, {dataset.files_skipped} skipped, {len(chunks)} chunks"]
+              if dataset.files_read is not None else []),
+            "skipped as invalid (records or files): " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),
+            *(f"skipped: {example}" for example in dataset.skipped_examples[:SKIPPED_LISTED]),
+            *([f"... and {len(dataset.skipped_examples) - SKIPPED_LISTED} more (manifest.json lists them)"]
+              if len(dataset.skipped_examples) > SKIPPED_LISTED else []),
             f"generation: {_generator_label(config)}; failures: {failures}",
             *generation_facts,
             *([f"answer-only baselines {', '.join(config.baselines)}: no retrieval, so no retrieval metrics (– in "
@@ -245,15 +296,14 @@ def select_question_sets(
 ) -> dict[str, list[Question]]:
     """The configured question sets (all when ``wanted`` is None), each cut to its first ``limit``."""
     available = dataset.question_sets
+    if not available:
+        raise ConfigError("dataset.questions", "the data set has no questions; expected a question file "
+                          "(our JSONL format, docs/data.md), or a mapping set name -> file")
     names = list(wanted) if wanted is not None else list(available)
     unknown = [name for name in names if name not in available]
     if unknown:
         raise ConfigError("question_sets", f"unknown question set(s) {unknown}; expected among {sorted(available)}")
     return {name: list(available[name])[:limit] if limit else list(available[name]) for name in names}
-
-
-def documents_fingerprint(documents: Sequence[Document]) -> str:
-    return sha256_strings(part for d in documents for part in (d.doc_id, d.url, d.title, d.text))
 
 
 def questions_fingerprint(questions: Sequence[Question]) -> str:
@@ -262,42 +312,6 @@ def questions_fingerprint(questions: Sequence[Question]) -> str:
     )
 
 
-def cached_chunks(documents: Sequence[Document], config: RunConfig, progress: bool) -> tuple[list[Chunk], str]:
-    """Chunk the documents, or read the chunks cached for the same documents and settings."""
-    key = sha256_text(documents_fingerprint(documents) + config.chunking.model_dump_json())
-    path = config.cache_dir / "chunks" / f"{key[:32]}.json"
-    chunks: list[Chunk] | None = None
-    if path.is_file():
-        try:
-            chunks = [Chunk(**record) for record in json.loads(path.read_text(encoding="utf-8"))]
-        except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
-            log.warning("ignoring unreadable chunk cache %s (%s)", path, exc)
-    if chunks is None:
-        chunks = chunk_documents(documents, config.chunking, progress=progress)
-        atomic_write_json(path, [dataclasses.asdict(chunk) for chunk in chunks], indent=None)
-    fingerprint = sha256_strings(part for c in chunks for part in (c.chunk_id, c.url, c.text))
-    return chunks, fingerprint
-
-
-def cached_comparison(
-    per_query: pd.DataFrame, metrics: Sequence[str], settings: StatisticsSettings, cache_dir: Path
-) -> Comparison:
-    """:func:`rag.results.comparison.compare` (bootstrap CIs and paired tests, the slowest part of a warm
-    run), cached on disk under the hash of the per-query columns it reads, the metrics and the settings
-    (not of run-specific columns such as ``attempts``, which differ between a cold and a cached run)."""
-    columns = ["question_set", "method", "qid", *metrics, *schema.STATISTICS_INPUTS]
-    key = sha256_text(per_query[columns].to_csv(index=False) + json.dumps([list(metrics), vars(settings)]))
-    path = cache_dir / "statistics" / f"{key[:32]}.pkl"
-    if path.is_file():
-        try:
-            return pd.read_pickle(path)
-        except Exception as exc:  # noqa: BLE001 - any unreadable cache file is recomputed
-            log.warning("ignoring unreadable statistics cache %s (%s)", path, exc)
-    comparison = compare(per_query, metrics, settings)
-    buffer = io.BytesIO()
-    pd.to_pickle(comparison, buffer)
-    atomic_write_bytes(path, buffer.getvalue())
-    return comparison
 
 
 def count_ties_crossing(

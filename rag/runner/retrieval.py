@@ -16,9 +16,10 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,23 +45,42 @@ class CachedRanking:
 
 
 class RetrievalCache:
-    """Rankings of one retriever setting on one chunk set, keyed by query text (atomic JSON file)."""
+    """Rankings of one retriever setting on one chunk set, keyed by query text (atomic JSON file).
 
-    def __init__(self, path: Path):
+    A query is cached when it has a sound entry: a list of distinct ids of chunks of this chunk set
+    with one finite score each. A file that does not parse, and each entry that is not sound (an
+    unknown chunk id, as in a cache written by hand or for another corpus), is damaged: warned about
+    and searched again (:meth:`missing`), like any query not cached."""
+
+    def __init__(self, path: Path, chunk_ids: Collection[str]):
         self.path = path
         self.entries: dict[str, CachedRanking] = {}
         if path.is_file():
             try:
                 raw = json.loads(path.read_text(encoding="utf-8"))
-                self.entries = {query: CachedRanking(**entry) for query, entry in raw.items()}
-            except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
+                entries = {query: CachedRanking(**entry) for query, entry in raw.items()}
+            except (json.JSONDecodeError, TypeError, UnicodeDecodeError, AttributeError) as exc:
                 log.warning("ignoring unreadable retrieval cache %s (%s); it will be rebuilt", path, exc)
+                return
+            self.entries = {query: entry for query, entry in entries.items() if sound(entry, chunk_ids)}
+            if len(self.entries) < len(entries):
+                log.warning("retrieval cache %s: %d of %d entries are damaged (unknown chunk ids or malformed); "
+                            "those queries are searched again", path, len(entries) - len(self.entries), len(entries))
 
     def missing(self, queries: Sequence[str]) -> list[str]:
         return list(dict.fromkeys(q for q in queries if q not in self.entries))
 
     def save(self) -> None:
         atomic_write_json(self.path, {q: vars(entry) for q, entry in self.entries.items()}, indent=None)
+
+
+def sound(entry: CachedRanking, chunk_ids: Collection[str]) -> bool:
+    """True for a cached ranking that can be used as is (see :class:`RetrievalCache`)."""
+    ids, scores = entry.chunk_ids, entry.scores
+    return (isinstance(ids, list) and isinstance(scores, list) and len(ids) == len(scores) == len(set(ids))
+            and all(isinstance(i, str) and i in chunk_ids for i in ids)
+            and all(isinstance(s, (int, float)) and math.isfinite(s) for s in scores)
+            and isinstance(entry.search_ms, (int, float)))
 
 
 def spec_fingerprint(config: RunConfig, name: str) -> dict:
@@ -92,6 +112,7 @@ class RetrievalStage:
         self.progress = progress
         self.index_root = config.cache_dir / "index"
         self.built: dict[str, Retriever] = {}
+        self.chunk_ids = frozenset(chunk.chunk_id for chunk in chunks)
 
     def _cache_path(self, name: str, suffix: str = "") -> Path:
         key = sha256_text(
@@ -104,7 +125,7 @@ class RetrievalStage:
 
     def rankings(self, name: str, queries: Sequence[str]) -> dict[str, CachedRanking]:
         """The ranking of every query to the run's depth (searched in batches, or read from the cache)."""
-        cache = RetrievalCache(self._cache_path(name))
+        cache = RetrievalCache(self._cache_path(name), self.chunk_ids)
         missing = cache.missing(queries)
         if missing:
             retriever = self._indexed(name)

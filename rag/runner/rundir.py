@@ -6,11 +6,16 @@
 - ``--resume`` continues DIR (or, without ``--output-dir``, the newest run of that config name).
   The run's plan (the effective config, CLI options folded in) is stored in ``plan.json`` at the
   start; resuming with a different plan is refused, since it would mix two experiments.
+- A failure or interrupt after the run directory holds its plan is marked with that directory
+  (:func:`resumable`), so the command line suggests ``--resume`` only when there is a run to
+  resume (:func:`resumable_run`); before that point there is nothing to continue.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +25,25 @@ from rag.errors import ConfigError
 from rag.io_utils import atomic_write_json
 
 PLAN_FILE = "plan.json"
+
+
+RESUMABLE_ATTRIBUTE = "resumable_run"
+
+
+@contextmanager
+def resumable(path: Path) -> Iterator[None]:
+    """Mark any exception raised inside (a failure, Ctrl-C, SIGTERM) with ``path``, the run directory
+    that ``--resume`` continues (read back by :func:`resumable_run`); the exception propagates."""
+    try:
+        yield
+    except BaseException as exc:
+        setattr(exc, RESUMABLE_ATTRIBUTE, path)
+        raise
+
+
+def resumable_run(exc: BaseException) -> Path | None:
+    """The run directory ``--resume`` continues after ``exc``; None when no run directory was opened."""
+    return getattr(exc, RESUMABLE_ATTRIBUTE, None)
 
 
 @dataclass(frozen=True)
@@ -40,7 +64,9 @@ def open_run_directory(
         _check_plan(path, plan)
         return RunDirectory(path, resumed=True)
     if output_dir is not None:
-        if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
+        if output_dir.exists() and not output_dir.is_dir():
+            raise ConfigError("--output-dir", f"{output_dir} is a file; expected a new or empty directory")
+        if output_dir.exists() and any(output_dir.iterdir()):
             raise ConfigError(
                 "--output-dir",
                 f"{output_dir} already exists and is not empty; expected a new or empty directory "

@@ -1,37 +1,53 @@
-"""The end-of-run summary printed to the terminal, no line wider than 100 columns: the verdict
-first, then the configured URL-level metrics and answer F1 (means with significance letters; CIs
-are in the files), stage timings and where the outputs are."""
+"""The end-of-run summary printed to the terminal, no line wider than 100 columns: the
+recommendation first (per question set and overall, with the rule it followed) and the answer lift
+over the no-context baseline — the first screen, at most 25 lines — then the configured URL-level
+metrics and answer F1 (means with significance letters; CIs are in the files), the metric-by-metric
+verdicts with ``verbose``, stage timings and where the outputs are."""
 
 from __future__ import annotations
 
 import textwrap
 
-from rag.results.format import TERMINAL_WIDTH, terminal_tables, verdict_lines
+from rag.config import portable_path
+from rag.generation.judge import agreement_line
+from rag.results.format import TERMINAL_WIDTH, lift_lines, recommendation_lines, terminal_tables, verdict_lines
 from rag.runner.pipeline import RunResult
 
 
-def summary_text(result: RunResult, width: int = TERMINAL_WIDTH) -> str:
+def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool = False) -> str:
     config = result.manifest.get("config", {})
     evaluation = config.get("evaluation", {})
     skipped = result.manifest.get("data", {}).get("skipped_invalid") or {}
+    files = result.manifest.get("data", {}).get("files")
     comparison = result.comparison
     timer_lines = [f"  {name:<24} {secs:9.2f} s" for name, secs in result.timings.items()]
     timer_lines.append(f"  {'total':<24} {sum(result.timings.values()):9.2f} s")
     failures = int(comparison.table["failures"].sum())
-    key = (f"Letters: the methods a row beats (paired {comparison.test_name.split(',')[0]}, p < "
+    corrected = ", Holm-adjusted" if comparison.settings.correction else ""
+    key = (f"Letters: the methods a row beats (paired sign-flip randomization test{corrected}, p < "
            f"{comparison.settings.alpha}); {evaluation.get('convention', 'trec')} convention, "
            f"{'+'.join(evaluation.get('levels', ['url']))} level. CIs and every metric: comparison.md, report.html.")
+    verdicts = (["Verdict per metric (best method, margin over the runner-up with its paired "
+                 f"{comparison.settings.confidence:.0%} CI):", *verdict_lines(comparison, width=width), ""] if verbose
+                else ["Verdict per metric: comparison.md, report.html, or --verbose.", ""])
+    answers = lift_lines(comparison, width=width)
+    if result.manifest.get("judge_agreement"):
+        answers += textwrap.wrap(agreement_line(result.manifest["judge_agreement"]), width=width,
+                                 initial_indent="  ", subsequent_indent="    ")
     return "\n".join([
         "",
-        "Verdict (best method, margin over the runner-up with its paired 95% CI):",
-        *verdict_lines(comparison, width=width),
+        *recommendation_lines(comparison, width=width),
+        *([""] + answers if answers else []),
         "",
         *[line for table in terminal_tables(comparison, width) for line in (table, "")],
+        *verdicts,
         *textwrap.wrap(key, width=width),
         "",
         "Stage times:",
         *timer_lines,
         f"Generation failures: {failures}" + (" (counted, not averaged in)" if failures else ""),
-        "Invalid records skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
-        f"Outputs: {result.run_dir}",
+        *([f"Files: {files['read']} read, {files['skipped']} skipped, {result.manifest.get('chunks', {}).get('count')} chunks"]
+          if files else []),
+        "Invalid records or files skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
+        f"Outputs: {portable_path(result.run_dir)}",
     ])

@@ -25,11 +25,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag.config import RunConfig
+from rag.config import RunConfig, bounded_by_chunks
 from rag.data import load_dataset
 from rag.io_utils import sha256_text
 from rag.retrievers.base import Retriever
-from rag.runner.pipeline import cached_chunks, select_question_sets
+from rag.chunking import cached_chunks
+from rag.runner.pipeline import select_question_sets
 from rag.runner.retrieval import RetrievalStage, spec_fingerprint
 from rag.runner.scoring import RetrievalScorer
 from rag.runner.timing import StageTimer
@@ -78,7 +79,7 @@ class SweepEvaluator:
         key = config.chunking.model_dump_json()
         if key not in self._chunks:
             with self.timer.stage("chunk"):
-                self._chunks[key] = cached_chunks(self.dataset.documents, config, self.progress)
+                self._chunks[key] = cached_chunks(self.dataset.documents, config.chunking, config.cache_dir, self.progress)
         return self._chunks[key]
 
     @staticmethod
@@ -92,6 +93,7 @@ class SweepEvaluator:
         """{method: (identity, per-question metrics)}; the frame has ``question_set``, ``qid`` and one
         column per level x metric (:meth:`RetrievalScorer.columns`)."""
         chunks, fingerprint = self.chunks(config)
+        config = bounded_by_chunks(config, len(chunks))
         stage = RetrievalStage(config, chunks, fingerprint, self.timer, self.progress)
         identities = {spec.name: self.identity(config, spec.name, fingerprint) for spec in config.retrievers}
         self._forget_replaced(identities)

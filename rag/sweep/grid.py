@@ -6,6 +6,10 @@ name: ``retrievers.rrf.params.k``); the values are a YAML flow sequence without 
 can be swept — keys under ``retrievers``, ``chunking``, ``top_k`` and ``depth``: the data, the
 questions and the evaluation stay fixed, or the points could not be compared with each other.
 
+The grid's size, the product of the axes' lengths, is checked first, before any point is built: at
+most ``--max-points`` points (default :data:`DEFAULT_MAX_POINTS`), since each point is a validated
+config and at least one retrieval of every method it changes.
+
 Every axis value is validated on its own first, so a bad key or value is reported with its key
 (``--grid retrievers.rrf.params.kk: ...``); a combination that is invalid only together (e.g.
 ``chunking.overlap_tokens`` >= ``chunking.max_tokens``) names every key of that point.
@@ -16,6 +20,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +32,7 @@ from rag.config import RunConfig, apply_override, config_from_mapping
 from rag.errors import ConfigError
 
 SWEEPABLE = ("retrievers", "chunking", "top_k", "depth")
+DEFAULT_MAX_POINTS = 1000
 CONFIG_POINT = "config"
 
 
@@ -68,13 +74,17 @@ def parse_grid(text: str) -> GridAxis:
     return GridAxis(key, tuple(parsed))
 
 
-def check_axes(axes: Sequence[GridAxis]) -> None:
+def check_axes(axes: Sequence[GridAxis], max_points: int = DEFAULT_MAX_POINTS) -> None:
     keys = [axis.key for axis in axes]
     if not axes:
         raise ConfigError("--grid", "expected at least one --grid KEY=V1,V2,...")
     repeated = sorted({key for key in keys if keys.count(key) > 1})
     if repeated:
         raise ConfigError(f"--grid {repeated[0]}", "given twice; expected each key once")
+    size = math.prod(len(axis.values) for axis in axes)
+    if size > max_points:
+        raise ConfigError("--grid", f"the grid has {size:,} points ({' x '.join(str(len(a.values)) for a in axes)}), "
+                                    f"more than --max-points {max_points:,}; expected fewer values, or a larger --max-points")
 
 
 def with_values(raw: Mapping[str, Any], values: Mapping[str, Any], base_dir: Path, source: Path) -> RunConfig:
@@ -85,9 +95,10 @@ def with_values(raw: Mapping[str, Any], values: Mapping[str, Any], base_dir: Pat
     return config_from_mapping(point, base_dir=base_dir, source=source)
 
 
-def grid_points(raw: Mapping[str, Any], axes: Sequence[GridAxis], base_dir: Path, source: Path) -> list[GridPoint]:
+def grid_points(raw: Mapping[str, Any], axes: Sequence[GridAxis], base_dir: Path, source: Path,
+                max_points: int = DEFAULT_MAX_POINTS) -> list[GridPoint]:
     """The cartesian product of the axes (first axis slowest), each point's config validated."""
-    check_axes(axes)
+    check_axes(axes, max_points)
     for axis in axes:
         for value in axis.values:
             try:

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from rag.io_utils import atomic_write_json, atomic_write_text
+from rag.results.csv_files import write_csv
 
 SWEEP_JSON, SWEEP_CSV, SWEEP_MD = "sweep.json", "sweep.csv", "sweep.md"
 
@@ -62,7 +63,7 @@ def load_sweep_summary(directory: str | Path) -> SweepSummary:
 def write_sweep_files(directory: Path, table: pd.DataFrame, summary: SweepSummary, record: dict[str, Any],
                       facts: list[str]) -> None:
     """sweep.csv, sweep.json (``record`` plus the selection and verdicts) and sweep.md."""
-    atomic_write_text(directory / SWEEP_CSV, table.to_csv(index=False))
+    write_csv(table, directory / SWEEP_CSV)
     selection = [{key: _plain(value) for key, value in row.items()} for row in summary.selection.to_dict("records")]
     atomic_write_json(directory / SWEEP_JSON, {
         **record, "select": summary.metric, "selection": selection, "verdicts": summary.verdicts,

@@ -13,18 +13,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import yaml
 from rag.progress import progress as progress_bar
 
 from evaluation.metrics import parse_metric
-from rag.config import RunConfig, apply_override, load_config
+from rag.config import RunConfig, config_record, load_config, portable_path, read_config_mapping
 from rag.errors import ConfigError
+from rag.generation.llm import check_endpoint_keys
 from rag.manifest import Manifest
 from rag.secrets import Redactor
-from rag.runner.rundir import open_run_directory
+from rag.runner.rundir import open_run_directory, resumable
 from rag.runner.scoring import CHUNK_PREFIX
 from rag.sweep.evaluate import SweepEvaluator
-from rag.sweep.grid import CONFIG_POINT, GridAxis, GridPoint, config_point, grid_points, parse_grid
+from rag.sweep.grid import CONFIG_POINT, DEFAULT_MAX_POINTS, GridAxis, GridPoint, config_point, grid_points, parse_grid
 from rag.sweep.outputs import SweepSummary, write_sweep_files
 from rag.sweep.plots import write_plots
 from rag.sweep.select import Statistics, point_table, select, touching_keys
@@ -39,6 +39,8 @@ class SweepRequest:
     select: str | None = None
     output_dir: Path | None = None
     progress: bool = True
+    resume: bool = False
+    max_points: int = DEFAULT_MAX_POINTS
 
 
 @dataclass(frozen=True)
@@ -66,20 +68,14 @@ def selection_column(config: RunConfig, select: str | None) -> str:
     return column
 
 
-def raw_config(path: Path, overrides: Sequence[str]) -> dict:
-    """The config file as a mapping with ``overrides`` applied (the file was validated by load_config)."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    for override in overrides:
-        apply_override(raw, override)
-    return raw
-
-
 def run_sweep(request: SweepRequest) -> SweepResult:
     started = time.perf_counter()
     overrides = [*request.overrides, "generation=null"]
     base = load_config(request.config, overrides)
     axes = [parse_grid(text) for text in request.grid]
-    points = grid_points(raw_config(request.config, overrides), axes, request.config.parent.resolve(), request.config)
+    check_endpoint_keys(base)  # an endpoint embedder without a usable key: fail before any work
+    raw, base_dir, source = read_config_mapping(request.config, overrides)
+    points = grid_points(raw, axes, base_dir.resolve(), source, request.max_points)
     points.append(config_point(base, axes))
     metric = selection_column(base, request.select)
     stats = Statistics(metric, base.evaluation.confidence, base.evaluation.n_resamples, base.seed,
@@ -88,34 +84,36 @@ def run_sweep(request: SweepRequest) -> SweepResult:
     splits = split_all(evaluator.question_sets, request.dev_fraction, base.seed)
 
     redactor = Redactor.for_config(base)
-    plan = redactor.deep({"config": base.model_dump(mode="json"), "grid": [vars(axis) for axis in axes],
+    plan = redactor.deep({"config": config_record(base), "grid": [vars(axis) for axis in axes],
                           "dev_fraction": request.dev_fraction, "select": metric})
-    run_dir = open_run_directory(base.output_dir, f"{base.name}-sweep", plan, request.output_dir, resume=False)
-    manifest = Manifest(run_dir.path, redactor, kind="sweep", config=plan["config"], seed=base.seed,
-                        grid=plan["grid"], dev_fraction=request.dev_fraction, select=metric,
-                        points=len(points) - 1)
-    manifest.write()
-    try:
-        per_query = evaluate_points(evaluator, points, splits, request.progress)
-        touched = touching_keys(per_query, points, axes)
-        metrics = [c for c in per_query.columns if c not in ("point", "identity", "method", "question_set", "qid", "split")]
-        table = point_table(per_query, points, axes, metrics, stats)
-        selection = select(per_query, points, touched, stats)
-        plots = write_plots(run_dir.path, axes, points, table, selection, touched, metric)
-        summary = SweepSummary(
-            directory=run_dir.path, metric=metric, dev_fraction=request.dev_fraction, seed=base.seed,
-            grid={axis.key: list(axis.values) for axis in axes}, selection=selection,
-            verdicts=list(selection["verdict"]) if not selection.empty else [], plots=plots,
-        )
-        seconds = time.perf_counter() - started
-        record = sweep_record(request, base, axes, points, splits, touched, evaluator, seconds)
-        write_sweep_files(run_dir.path, table, summary, record, facts(record, evaluator))
-    except BaseException as exc:
-        manifest.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
-                        timings=evaluator.timer.seconds, error=f"{type(exc).__name__}: {exc}")
-        raise
-    manifest.finish("complete", timings={**evaluator.timer.seconds, "total": seconds},
-                    distinct_evaluations=evaluator.distinct_evaluations)
+    run_dir = open_run_directory(base.output_dir, f"{base.name}-sweep", plan, request.output_dir, request.resume)
+    with resumable(run_dir.path):
+        manifest = Manifest(run_dir.path, redactor, kind="sweep", config=plan["config"], seed=base.seed,
+                            resumed=run_dir.resumed, grid=plan["grid"], dev_fraction=request.dev_fraction,
+                            select=metric, points=len(points) - 1)
+        manifest.write()
+        try:
+            per_query = evaluate_points(evaluator, points, splits, request.progress)
+            touched = touching_keys(per_query, points, axes)
+            metrics = [c for c in per_query.columns
+                       if c not in ("point", "identity", "method", "question_set", "qid", "split")]
+            table = point_table(per_query, points, axes, metrics, stats)
+            selection = select(per_query, points, touched, stats)
+            plots = write_plots(run_dir.path, axes, points, table, selection, touched, metric)
+            summary = SweepSummary(
+                directory=run_dir.path, metric=metric, dev_fraction=request.dev_fraction, seed=base.seed,
+                grid={axis.key: list(axis.values) for axis in axes}, selection=selection,
+                verdicts=list(selection["verdict"]) if not selection.empty else [], plots=plots,
+            )
+            seconds = time.perf_counter() - started
+            record = sweep_record(request, base, axes, points, splits, touched, evaluator, seconds)
+            write_sweep_files(run_dir.path, table, summary, record, facts(record, evaluator))
+        except BaseException as exc:
+            manifest.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+                            timings=evaluator.timer.seconds, error=f"{type(exc).__name__}: {exc}")
+            raise
+        manifest.finish("complete", timings={**evaluator.timer.seconds, "total": seconds},
+                        distinct_evaluations=evaluator.distinct_evaluations)
     return SweepResult(summary, table, seconds, evaluator.distinct_evaluations)
 
 
@@ -139,7 +137,7 @@ def sweep_record(request: SweepRequest, base: RunConfig, axes: Sequence[GridAxis
                  seconds: float) -> dict:
     """What sweep.json records besides the results."""
     return {
-        "config": str(request.config.resolve()),
+        "config": portable_path(request.config.resolve()),
         "config_name": base.name,
         "grid": [{"key": axis.key, "values": list(axis.values)} for axis in axes],
         "points": [{"id": p.id, "values": p.values} for p in points],

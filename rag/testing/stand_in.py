@@ -13,6 +13,9 @@ injected two ways (for embeddings the marker goes in the first input text):
 * at random with seeded rates (``error_rate`` -> 500, ``timeout_rate`` -> a response delayed by
   ``slow_s``), for load tests.
 
+A scripted reply: ``[[reply:"Question: Who?\\nAnswer: x"]]`` in the prompt (a JSON string literal)
+makes that text the answer instead of the hash form, for testing how replies are parsed.
+
 Fault kinds (:data:`FAULTS`): ``ok``, ``error_500``, ``error_503``, ``rate_limit_429`` (with
 ``Retry-After``), ``malformed_json``, ``empty_choices``, ``empty_content``, ``slow`` (answers after
 ``slow_s``), ``drop_connection`` (closes the socket without a response), ``bad_request_400``,
@@ -51,6 +54,7 @@ FAULTS = (
     "empty_content", "slow", "drop_connection", "bad_request_400", "echo_auth_500",
 )
 FAULT_MARKER = re.compile(r"\[\[faults:([a-z0-9_,]+)\]\]")
+REPLY_MARKER = re.compile(r'\[\[reply:("(?:[^"\\]|\\.)*")\]\]')
 
 
 @dataclass
@@ -180,7 +184,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault == "slow":
             time.sleep(settings.slow_s)
-        answer = "stand-in answer " + hashlib.sha256(user_text.encode()).hexdigest()[:16]
+        scripted = REPLY_MARKER.search(user_text)
+        answer = (json.loads(scripted.group(1)) if scripted
+                  else "stand-in answer " + hashlib.sha256(user_text.encode()).hexdigest()[:16])
         if settings.echo_auth:
             answer += f" (you sent {self.headers.get('Authorization', 'no Authorization header')})"
         choices = [] if fault == "empty_choices" else [{

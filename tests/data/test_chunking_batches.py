@@ -22,5 +22,6 @@ def test_batched_tokenization_gives_the_same_chunks(monkeypatch):
     tokenizer = load_tokenizer()
     whole = chunk_documents(documents, config, tokenizer=tokenizer, progress=False)
     monkeypatch.setattr(chunking, "TOKENIZE_BATCH", 2)
+    monkeypatch.setattr(chunking, "TOKENIZE_CHARS", 40)  # sentences tokenized a few at a time
     assert chunk_documents(documents, config, tokenizer=tokenizer, progress=False) == whole
     assert len(whole) > len(documents)  # several chunks per document: batches of chunks re-counted too

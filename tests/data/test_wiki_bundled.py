@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rag.data import bundled_wiki_dir, load_dataset, wiki_url
-from rag.data.question_gen import QUESTION_GENERATORS, allocate, description_phrase
+from rag.data.questions.wiki import QUESTION_GENERATORS, allocate, description_phrase
 from rag.data.sentences import split_sentences
 from rag.data.wiki_build import smoke_subset
 
@@ -88,7 +88,7 @@ def test_generators_are_deterministic_and_seeded(small_corpus, name, count):
 
 
 def _fingerprint_in_subprocess(hash_seed: str) -> str:
-    code = ("import hashlib; from rag.data import load_dataset; from rag.data.question_gen import QUESTION_GENERATORS as G;"
+    code = ("import hashlib; from rag.data import load_dataset; from rag.data.questions.wiki import QUESTION_GENERATORS as G;"
             "docs = load_dataset({'format': 'wiki', 'question_sets': ['known_item']}).documents[::50];"
             "print(hashlib.sha256(repr([(q.text, q.gold_urls) for n in G for q in G[n](docs, 10, 1)]).encode()).hexdigest())")
     env = {"PYTHONHASHSEED": hash_seed, "PATH": "/usr/bin:/bin"}

@@ -31,7 +31,7 @@ from .conftest import REPO, SMOKE_CONFIG
         ("evaluation.metrics=[mrr, foo@3]", "evaluation.metrics", "unknown name 'foo'"),
         ("methods=[dense, nope]", "methods", "unknown method(s) ['nope']"),
         ("retrievers.rrf.params.retrievers=[dense, zzz]", "retrievers.rrf.params.retrievers", "fuses ['zzz']"),
-        ("retrievers.rrf.params.k=-1", "retrievers.rrf.params.k", "greater than or equal to 0"),
+        ("retrievers.rrf.params.k=-1", "retrievers.rrf.params.k", "greater than or equal to 1"),
         ("retrievers.dense.params.hnsw={M: 1}", "retrievers.dense.params.hnsw.M", "greater than 1"),
         ("evaluation.levels=[page]", "evaluation.levels.0", "'url' or 'chunk'"),
         # issue 14: strict values
@@ -88,8 +88,8 @@ def test_relative_paths_resolve_against_the_config_directory(tmp_path: Path) -> 
     (config_dir / "c.yaml").write_text(yaml.safe_dump(raw))
     config = load_config(config_dir / "c.yaml")
     assert config.dataset.corpus == (tmp_path / "data" / "smoke" / "corpus.jsonl").resolve()
-    assert config.output_dir == (tmp_path / "runs").resolve()
-    assert config.cache_dir == (tmp_path / ".cache").resolve()
+    assert config.output_dir == (config_dir / "runs").resolve()  # a copy is no built-in config: its own directory
+    assert config.cache_dir == (config_dir / ".cache").resolve()
 
 
 def test_shipped_configs_validate() -> None:

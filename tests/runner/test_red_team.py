@@ -197,7 +197,8 @@ def test_a_read_only_or_full_directory_is_one_line_naming_the_path(
         FakeFileSystemError(patch, tiny.parent / where, code)
         assert main(["--config", str(tiny), "--quiet"]) == EXIT_IO_ERROR
     err = capsys.readouterr().err
-    one_line_error(err, f"error: cannot write or read {tiny.parent / where}", os.strerror(code), "--resume")
+    one_line_error(err, f"error: cannot write or read {tiny.parent / where}", os.strerror(code),
+                   "--resume" if where == "cache" else "no run directory was started yet; re-run the same command")
     if where == "cache":  # the run directory exists: fixing the disk and resuming completes it
         assert main(["--config", str(tiny), "--quiet", "--resume"]) == 0
         (run,) = (tiny.parent / "runs" / "tiny").iterdir()

@@ -4,6 +4,7 @@ lock and leave an interrupted build's work to the retriever; unreadable caches a
 from __future__ import annotations
 
 import threading
+import json
 from pathlib import Path
 
 import pytest
@@ -86,5 +87,16 @@ def test_concurrent_builds_of_one_index_wait_for_each_other(tmp_path: Path) -> N
 def test_unreadable_retrieval_cache_is_ignored(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text('{"q": {"chunk_ids": ["a"], "scores": [1.0], "search_ms"')  # truncated
-    cache = RetrievalCache(path)
+    cache = RetrievalCache(path, {"a"})
     assert cache.entries == {} and cache.missing(["q", "q"]) == ["q"]
+
+
+def test_retrieval_cache_entries_naming_unknown_chunks_are_damaged(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    entries = {"good": {"chunk_ids": ["a", "b"], "scores": [2.0, 1.0], "search_ms": 1.0},
+               "unknown": {"chunk_ids": ["a", "zz"], "scores": [2.0, 1.0], "search_ms": 1.0},
+               "short": {"chunk_ids": ["a", "b"], "scores": [2.0], "search_ms": 1.0},
+               "twice": {"chunk_ids": ["a", "a"], "scores": [2.0, 1.0], "search_ms": 1.0}}
+    path.write_text(json.dumps(entries))
+    cache = RetrievalCache(path, {"a", "b"})
+    assert list(cache.entries) == ["good"] and cache.missing(list(entries)) == ["unknown", "short", "twice"]

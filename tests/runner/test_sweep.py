@@ -32,7 +32,7 @@ RETRIEVERS = [
     {"name": "bm25l", "type": "bm25", "params": {"variant": "bm25l"}},
     {"name": "rrf", "type": "rrf", "params": {"retrievers": ["bm25", "bm25l"], "k": 60}},
 ]
-GRID = ["--grid", "retrievers.bm25.params.b=0,0.5,1", "--grid", "retrievers.rrf.params.k=0,60"]
+GRID = ["--grid", "retrievers.bm25.params.b=0,0.5,1", "--grid", "retrievers.rrf.params.k=1,60"]
 
 
 def smoke_bm25_config(directory: Path, **overrides) -> Path:
@@ -58,7 +58,7 @@ def test_cartesian_product_and_outputs(swept: tuple[Path, Path]) -> None:
     grid = table[table["point"] != "config"]
     assert sorted(grid["point"].unique()) == [f"p{i:03d}" for i in range(6)]
     combos = grid.drop_duplicates("point")[["retrievers.bm25.params.b", "retrievers.rrf.params.k"]]
-    assert sorted(map(tuple, combos.to_numpy().tolist())) == sorted(itertools.product([0, 0.5, 1], [0, 60]))
+    assert sorted(map(tuple, combos.to_numpy().tolist())) == sorted(itertools.product([0, 0.5, 1], [1, 60]))
     assert len(table) == 7 * 3 * 1 * 2  # (6 points + the config's own) x methods x sets x splits
     assert set(table["split"]) == {"dev", "test"}
     assert {"mrr@3", "recall@3", "hit@3", "mrr@3_ci_low", "mrr@3_ci_high", "questions"} <= set(table.columns)

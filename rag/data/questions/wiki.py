@@ -2,9 +2,8 @@
 
 Each generator takes documents (``metadata`` may hold ``topic`` and ``description``), a count and a
 seed, and returns questions whose ids are ``f"{set}-{i:04d}"``. The random generator is
-``random.Random(f"{seed}:{set name}")`` (string seeds hash with SHA-512 in CPython, so results do not
-depend on ``PYTHONHASHSEED``), and every choice iterates over sorted inputs, so the same corpus and
-seed always give the same questions.
+:func:`rag.data.questions.common.seeded_rng` of the seed and the set name, and every choice iterates
+over sorted inputs, so the same corpus and seed always give the same questions.
 
 * ``seed_style`` -- the reference system's templates (seed 003; data/seed_repo/questions_100.json),
   in its proportions per 100: 40 "What is {first three words of a sentence}?" (answer: that
@@ -20,12 +19,12 @@ seed always give the same questions.
 
 from __future__ import annotations
 
-import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from rag.data.questions.common import allocate, first_sentence, numbered, seeded_rng
 from rag.data.sentences import split_sentences
 from rag.types import Document, Question
 
@@ -62,33 +61,9 @@ _STOPWORDS = frozenset("that this with from which their other than into also bor
 _WORD = re.compile(r"[A-Za-z][a-z]+")
 
 
-def _rng(seed: int, set_name: str) -> random.Random:
-    return random.Random(f"{seed}:{set_name}")
-
-
-def first_sentence(document: Document) -> str:
-    sentences = split_sentences(document.text)
-    return sentences[0] if sentences else document.text.strip()
-
-
-def allocate(total: int, weights: Sequence[int]) -> list[int]:
-    """Split ``total`` in proportion to ``weights`` (largest remainder; ties to the earlier entry)."""
-    exact = [total * w / sum(weights) for w in weights]
-    counts = [int(x) for x in exact]
-    by_remainder = sorted(range(len(weights)), key=lambda i: (-(exact[i] - counts[i]), i))
-    for i in by_remainder[: total - sum(counts)]:
-        counts[i] += 1
-    return counts
-
-
 def _question(set_name: str, text: str, gold: list[Document], answers: list[str], metadata: dict) -> Question:
     return Question(qid="", text=text, gold_urls=[[d.url] for d in gold], answers=answers, qtype=set_name,
                     question_set=set_name, metadata=metadata)
-
-
-def _numbered(set_name: str, questions: list[Question]) -> list[Question]:
-    return [Question(f"{set_name}-{i:04d}", q.text, q.gold_urls, q.answers, q.qtype, q.question_set, q.metadata)
-            for i, q in enumerate(questions, start=1)]
 
 
 def _collect(count: int, make: Callable[[], Question | None], seen_texts: set[str], max_tries_per_item: int = 50) -> list[Question]:
@@ -108,7 +83,7 @@ def _collect(count: int, make: Callable[[], Question | None], seen_texts: set[st
 
 def generate_seed_style(documents: Sequence[Document], count: int, seed: int = DEFAULT_SEED) -> list[Question]:
     """The reference system's template questions (see the module docstring)."""
-    set_name, rng = "seed_style", _rng(seed, "seed_style")
+    set_name, rng = "seed_style", seeded_rng(seed, "seed_style")
     docs = sorted(documents, key=lambda d: d.doc_id)
     sentences = {d.doc_id: [s for s in split_sentences(d.text) if len(s.split()) >= MIN_SENTENCE_WORDS] for d in docs}
     with_sentences = [d for d in docs if sentences[d.doc_id]]
@@ -136,7 +111,7 @@ def generate_seed_style(documents: Sequence[Document], count: int, seed: int = D
         for question in _collect(n, lambda kind=kind: make(kind), seen)
     ]
     rng.shuffle(questions)
-    return _numbered(set_name, questions)
+    return numbered(set_name, questions)
 
 
 @dataclass(frozen=True)
@@ -181,7 +156,7 @@ def unique_descriptions(documents: Sequence[Document]) -> list[_Described]:
 
 def generate_known_item(documents: Sequence[Document], count: int, seed: int = DEFAULT_SEED) -> list[Question]:
     """Questions from short descriptions whose answer is the article's title."""
-    set_name, rng = "known_item", _rng(seed, "known_item")
+    set_name, rng = "known_item", seeded_rng(seed, "known_item")
     candidates = unique_descriptions(documents)
     if len(candidates) < count:
         raise ValueError(f"only {len(candidates)} usable descriptions for {count} known-item questions")
@@ -191,7 +166,7 @@ def generate_known_item(documents: Sequence[Document], count: int, seed: int = D
         template = rng.choice(KNOWN_ITEM_TEMPLATES["People" if topic == "People" else ""])
         questions.append(_question(set_name, template.format(d=item.phrase), [item.document], [item.document.title], {
             "template": template, "description": item.document.metadata.get("description"), "topic": topic}))
-    return _numbered(set_name, questions)
+    return numbered(set_name, questions)
 
 
 def _content_words(phrase: str) -> set[str]:
@@ -200,7 +175,7 @@ def _content_words(phrase: str) -> set[str]:
 
 def generate_multi_doc(documents: Sequence[Document], count: int, seed: int = DEFAULT_SEED) -> list[Question]:
     """Comparisons of two same-topic articles with related descriptions; both articles required."""
-    set_name, rng = "multi_doc", _rng(seed, "multi_doc")
+    set_name, rng = "multi_doc", seeded_rng(seed, "multi_doc")
     described = unique_descriptions(documents)
     by_topic_word: dict[tuple[str, str], list[_Described]] = defaultdict(list)
     for item in described:
@@ -227,7 +202,7 @@ def generate_multi_doc(documents: Sequence[Document], count: int, seed: int = DE
         return _question(set_name, text, [a.document, b.document], [answer], {
             "template": template, "topic": topic, "shared_word": word, "by_description": by_description})
 
-    return _numbered(set_name, _collect(count, make, set()))
+    return numbered(set_name, _collect(count, make, set()))
 
 
 QUESTION_GENERATORS: dict[str, Callable[[Sequence[Document], int, int], list[Question]]] = {

@@ -1,0 +1,179 @@
+"""The ``files`` data set: a folder of documents, one document per file (docs/data.md, "A folder of files").
+
+The folder is walked in sorted order without following links to folders. A file is read when its path
+relative to the folder (POSIX form) matches an ``include`` glob and no ``exclude`` glob (nor does one
+of its parent folders); ``**`` spans folders, ``*`` and ``?`` stay within one name and, as in a shell,
+do not match a leading ``.``. Its text comes from the converter of its suffix (:mod:`rag.data.convert`).
+
+A document's ``doc_id`` and ``url`` are its relative path, never an absolute one; its title is the
+converter's (front matter, HTML ``<title>``, PDF or DOCX metadata), else the first heading, else the
+file name without suffix.
+
+Files that cannot be read are skipped, each printed as one warning line and counted by kind in
+``Dataset.skipped`` (listed in ``Dataset.skipped_examples``), or, with ``dataset.strict``, the first
+one is a :class:`rag.errors.DataError`. Kinds: ``too_large`` (over ``max_file_mb`` MiB),
+``binary``, ``non_utf8``, ``empty``, ``encrypted``, ``no_text`` (an image-only PDF), ``unreadable``
+(a damaged file, or one the system refuses to open), ``unsupported`` (no converter for the suffix),
+``symlink_loop``, ``link_outside`` (a link to a file outside the folder: never read, so a folder
+cannot pull in other files of the machine) and ``link_to_folder`` (links to folders are not followed).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from rag.data.config import FilesDatasetConfig
+from rag.data.convert import CONVERTERS, UNREADABLE, Unreadable, convert
+from rag.data.loaders import (
+    DATASET_LOADERS, Dataset, DatasetLoader, questions_files, read_question_files, resolve_path,
+)
+from rag.data.records import ProblemLog
+from rag.data.sections import first_heading
+from rag.errors import DataError
+from rag.types import Document
+
+log = logging.getLogger(__name__)
+
+TOO_LARGE = "too_large"
+UNSUPPORTED = "unsupported"
+SYMLINK_LOOP = "symlink_loop"
+LINK_OUTSIDE = "link_outside"
+LINK_TO_FOLDER = "link_to_folder"
+MAX_LISTED = 1000  # skipped files listed by name in Dataset.skipped_examples (all are counted)
+MIB = 1 << 20
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A compiled regex for a glob over relative POSIX paths (see the module docstring)."""
+    parts: list[str] = []
+    segments = pattern.strip("/").split("/")
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            parts.append(r"(?:(?!\.)[^/]*(?:/(?!\.)[^/]*)*)?" if last else r"(?:(?!\.)[^/]+/)*")
+            continue
+        piece = r"(?!\.)" if segment[:1] in ("*", "?", "[") else ""
+        i = 0
+        while i < len(segment):
+            char = segment[i]
+            if char == "*":
+                piece += r"[^/]*"
+            elif char == "?":
+                piece += r"[^/]"
+            elif char == "[" and (close := segment.find("]", i + 2)) != -1:
+                body = segment[i + 1 : close]
+                piece += "[" + ("^" + re.escape(body[1:]) if body[0] in "!^" else re.escape(body)) + "]"
+                i = close
+            else:
+                piece += re.escape(char)
+            i += 1
+        parts.append(piece + ("" if last else "/"))
+    return re.compile("".join(parts) + r"\Z")
+
+
+class PathFilter:
+    """``include`` and ``exclude`` globs of a files data set."""
+
+    def __init__(self, include: list[str], exclude: list[str]):
+        self.include = [glob_regex(pattern) for pattern in include]
+        self.exclude = [glob_regex(pattern) for pattern in exclude]
+
+    def excluded(self, relative: str) -> bool:
+        """True when ``relative`` or one of its parent folders matches an exclude glob."""
+        path = PurePosixPath(relative)
+        return any(rx.match(str(p)) for rx in self.exclude for p in (path, *list(path.parents)[:-1]))
+
+    def wanted(self, relative: str) -> bool:
+        return any(rx.match(relative) for rx in self.include) and not self.excluded(relative)
+
+
+def walk(root: Path, paths: PathFilter) -> Iterator[tuple[str, Path, Unreadable | None]]:
+    """``(relative path, path, problem or None)`` of each wanted file in sorted order, and of each
+    link that is not followed (with its problem)."""
+    for folder, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(folder)
+        links = [name for name in dirnames if (here / name).is_symlink()]
+        dirnames[:] = sorted(name for name in dirnames if name not in links)
+        for name in sorted([*links, *filenames]):
+            relative = (here / name).relative_to(root).as_posix()
+            if name in links:
+                if not name.startswith(".") and not paths.excluded(relative):
+                    yield relative, here / name, _folder_link_problem(here / name)
+            elif paths.wanted(relative):
+                yield relative, here / name, None
+
+
+def _folder_link_problem(path: Path) -> Unreadable:
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return Unreadable(SYMLINK_LOOP, "a symbolic link loop")
+    if path.parent.resolve().is_relative_to(target):
+        return Unreadable(SYMLINK_LOOP, "a link to a folder that contains it (a loop)")
+    return Unreadable(LINK_TO_FOLDER, "a link to a folder; links to folders are not followed")
+
+
+def read_file(path: Path, root: Path, max_bytes: int) -> tuple[bytes, str]:
+    """The bytes of a wanted file and its lower-cased suffix, or :class:`Unreadable`."""
+    if path.is_symlink():
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise Unreadable(SYMLINK_LOOP, "a symbolic link loop (or a link to nothing)") from None
+        if not target.is_relative_to(root):
+            raise Unreadable(LINK_OUTSIDE, "a link to a file outside the folder; not read")
+        path = target
+    suffix = path.suffix.lower()
+    if suffix not in CONVERTERS:
+        raise Unreadable(UNSUPPORTED, f"no converter for {suffix or 'files without a suffix'}; "
+                         f"expected one of {', '.join(sorted(CONVERTERS))}")
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise Unreadable(TOO_LARGE, f"{size / MIB:.1f} MiB, over dataset.max_file_mb ({max_bytes / MIB:g} MiB)")
+        return path.read_bytes(), suffix
+    except OSError as exc:
+        raise Unreadable(UNREADABLE, f"cannot be opened: {exc.strerror or type(exc).__name__}") from None
+
+
+@DATASET_LOADERS.register("files")
+class FilesLoader(DatasetLoader):
+    """A folder of documents (see the module docstring)."""
+
+    def load(self, config: FilesDatasetConfig, base_dir: Path, problems: ProblemLog) -> Dataset:
+        root = resolve_path(config.path, base_dir).resolve()
+        if not root.is_dir():
+            raise DataError(config.path, "not a folder; expected the folder of documents (dataset.path)")
+        skipped = ProblemLog(skip_invalid=not config.strict, max_examples=MAX_LISTED)
+        documents, read = [], []
+        for relative, path, problem in walk(root, PathFilter(config.include, config.exclude)):
+            try:
+                if problem is not None:
+                    raise problem
+                data, suffix = read_file(path, root, int(config.max_file_mb * MIB))
+                converted = convert(data, suffix)
+            except Unreadable as exc:
+                strict = " (dataset.strict / --strict; without it the file is skipped)" if config.strict else ""
+                skipped.report(relative, None, exc.kind, exc.reason + strict)
+                log.warning("skipped %s: %s", relative, exc.reason)
+                continue
+            del data
+            title = converted.title or first_heading(converted.text) or PurePosixPath(relative).stem
+            documents.append(Document(relative, relative, title, converted.text, {"format": suffix[1:]}))
+            read.append(path)
+        if not documents:
+            raise DataError(config.path, f"no readable file matches dataset.include {config.include}"
+                            + (f" ({sum(skipped.counts.values())} skipped)" if skipped.counts else ""))
+        question_files = questions_files(config.questions, base_dir) if config.questions is not None else {}
+        questions = read_question_files(question_files, {document.url for document in documents}, problems)
+        return Dataset(
+            config.name or root.name, documents, questions.question_sets,
+            skipped=dict(skipped.counts), skipped_examples=list(skipped.examples),
+            source_files=[*read, *questions.files], source_root=root, question_provenance=questions.provenance,
+            files_read=len(documents), files_skipped=sum(skipped.counts.values()),
+        )
+

@@ -1,0 +1,49 @@
+"""What every question generator shares: the seeded random generator, proportional allocation,
+numbering, a document's first sentence, and the words questions are compared on.
+
+``seeded_rng(seed, name)`` is ``random.Random(f"{seed}:{name}")``: a string seed hashes with SHA-512
+in CPython, so results never depend on ``PYTHONHASHSEED``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+
+from rag.data.sentences import split_sentences
+from rag.retrievers.stopwords import ENGLISH_STOPWORDS
+from rag.types import Document, Question
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def seeded_rng(seed: int, name: str) -> random.Random:
+    return random.Random(f"{seed}:{name}")
+
+
+def allocate(total: int, weights: Sequence[int]) -> list[int]:
+    """Split ``total`` in proportion to ``weights`` (largest remainder; ties to the earlier entry)."""
+    exact = [total * w / sum(weights) for w in weights]
+    counts = [int(x) for x in exact]
+    by_remainder = sorted(range(len(weights)), key=lambda i: (-(exact[i] - counts[i]), i))
+    for i in by_remainder[: total - sum(counts)]:
+        counts[i] += 1
+    return counts
+
+
+def numbered(set_name: str, questions: list[Question]) -> list[Question]:
+    """The questions with ids ``f"{set_name}-{i:04d}"`` (1-based), in order."""
+    return [Question(f"{set_name}-{i:04d}", q.text, q.gold_urls, q.answers, q.qtype, q.question_set, q.metadata)
+            for i, q in enumerate(questions, start=1)]
+
+
+def first_sentence(document: Document) -> str:
+    sentences = split_sentences(document.text)
+    return sentences[0] if sentences else document.text.strip()
+
+
+def content_words(text: str) -> set[str]:
+    """The distinct content words of ``text``: Unicode word tokens (``\\w+``), case-folded, without
+    NLTK's English stop words (:data:`rag.retrievers.stopwords.ENGLISH_STOPWORDS`). Numbers count."""
+    return {token for token in _TOKEN.findall(text.casefold()) if token not in ENGLISH_STOPWORDS}

@@ -1,0 +1,200 @@
+"""The recommendation rule on hand-built comparisons: a clear winner, no winner (the cheapest of the
+top group), ties, underpowered sets, a different method per set, and the answer lift over closed_book."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rag.results.comparison import POOLED, StatisticsSettings, compare
+from rag.results.format import lift_lines, recommendation_lines, verdict_line
+from rag.results.recommendation import NO_WINNER, PER_SET, WINNER, default_primary
+from rag.runner.answers import answer_power_warning
+
+SETTINGS = StatisticsSettings(n_resamples=2000)
+MS = {"dense": 3.0, "bm25": 1.0, "convex": 4.0}
+
+
+def frame(scores: dict[str, dict[str, list[float]]], answers: dict[str, dict[str, list[float]]] | None = None) -> pd.DataFrame:
+    """Per-query rows from ``{set: {method: ndcg values}}`` (and ``{set: {method: f1 values}}``)."""
+    rows = []
+    for question_set, by_method in scores.items():
+        methods = list(by_method) + [m for m in (answers or {}).get(question_set, {}) if m not in by_method]
+        for method in methods:
+            values = by_method.get(method)
+            n = len(values) if values is not None else len(answers[question_set][method])
+            for i in range(n):
+                f1 = (answers or {}).get(question_set, {}).get(method)
+                rows.append({"question_set": question_set, "method": method, "qid": f"q{i}",
+                             "ndcg@10": np.nan if values is None else values[i],
+                             "f1": np.nan if f1 is None else f1[i],
+                             "generation_status": "answered" if f1 is not None else "not requested",
+                             "retrieval_ms": MS.get(method, np.nan), "generation_s": 1.0, "prompt_tokens": 1,
+                             "completion_tokens": 1, "chunks_used": 1.0})
+    return pd.DataFrame(rows)
+
+
+def ramp(n: int, shift: float = 0.0) -> list[float]:
+    return list(np.linspace(0.2, 0.6, n) + shift)
+
+
+def test_clear_winner_everywhere() -> None:
+    n = 30
+    per_set = {"dense": ramp(n), "bm25": ramp(n, -0.1), "convex": ramp(n, 0.1)}
+    comparison = compare(frame({"s1": per_set, "s2": per_set}), ["ndcg@10"], SETTINGS)
+    r = comparison.recommendation
+    assert (r.outcome, r.method) == (WINNER, "convex")
+    assert [s.outcome for s in r.sets] == [WINNER, WINNER] and r.wins["convex"] == 2
+    assert r.eligible == ["convex"]
+    lines = recommendation_lines(comparison)
+    assert lines[1].strip().startswith("Use convex: best on ndcg@10 in 2 of 2 sets, significantly better than "
+                                       "every other method in 2")
+    assert "4.0 ms per question against 1.0 ms for bm25" in " ".join(recommendation_lines(comparison, width=10_000))
+    assert len(lines) <= 25 and max(map(len, lines)) <= 100
+
+
+def test_no_winner_names_the_cheapest_of_the_top_group() -> None:
+    rng = np.random.default_rng(0)
+    noise = lambda: list(0.5 + rng.normal(0, 0.2, 20))  # noqa: E731 - three indistinguishable methods
+    comparison = compare(frame({"s1": {"dense": noise(), "bm25": noise(), "convex": noise()}}), ["ndcg@10"], SETTINGS)
+    r = comparison.recommendation
+    assert r.sets[0].outcome == NO_WINNER and sorted(r.sets[0].top_group) == ["bm25", "convex", "dense"]
+    assert r.sets[0].method == "bm25"  # 1 ms per question
+    assert (r.outcome, r.method) == (NO_WINNER, "bm25")
+    assert "use the cheapest, bm25" in " ".join(recommendation_lines(comparison, width=10_000))
+
+
+def test_exact_tie_is_no_winner_and_config_order_breaks_cost_ties() -> None:
+    same = ramp(12)
+    comparison = compare(frame({"s1": {"dense": same, "convex": same}}), ["ndcg@10"], SETTINGS)
+    s = comparison.recommendation.sets[0]
+    assert (s.best, s.outcome, s.top_group, s.method) == ("dense", NO_WINNER, ["dense", "convex"], "dense")
+
+
+def test_a_different_winner_per_set_is_no_single_method() -> None:
+    n = 30
+    comparison = compare(frame({"s1": {"dense": ramp(n, 0.2), "bm25": ramp(n)},
+                                "s2": {"dense": ramp(n), "bm25": ramp(n, 0.2)}}), ["ndcg@10"], SETTINGS)
+    r = comparison.recommendation
+    assert (r.outcome, r.method, r.eligible) == (PER_SET, None, [])
+    assert [(s.question_set, s.method) for s in r.sets] == [("s1", "dense"), ("s2", "bm25")]
+    assert "No single method" in recommendation_lines(comparison)[1]
+
+
+def test_winner_in_one_set_tied_in_another() -> None:
+    rng = np.random.default_rng(1)
+    n = 30
+    comparison = compare(frame({"s1": {"dense": ramp(n), "convex": ramp(n, 0.1)},
+                                "s2": {"dense": list(0.5 + rng.normal(0, 0.2, n)), "convex": list(0.5 + rng.normal(0, 0.2, n))}}),
+                         ["ndcg@10"], SETTINGS)
+    r = comparison.recommendation
+    assert (r.outcome, r.method) == (WINNER, "convex") and r.wins == {"convex": 1, "dense": 0}
+    assert r.sets[1].outcome == NO_WINNER
+
+
+def test_underpowered_set_says_so_with_the_smallest_p() -> None:
+    """4 methods on 5 questions: 6 pairs, Holm: at best 6 * 2 / 32 = 0.375, whatever the scores."""
+    per_set = {"dense": ramp(5), "bm25": ramp(5, -0.1), "convex": ramp(5, 0.1), "rrf": ramp(5, 0.05)}
+    comparison = compare(frame({"s1": per_set}), ["ndcg@10"], SETTINGS)
+    s = comparison.recommendation.sets[0]
+    assert s.outcome == NO_WINNER and {v.state for v in s.versus} == {"underpowered"}
+    assert all(v.smallest_p_adjusted == pytest.approx(0.375) for v in s.versus)
+    text = " ".join(recommendation_lines(comparison, width=10_000))
+    assert "underpowered (n = 5: smallest possible p after Holm 0.38)" in text
+    verdict = comparison.verdicts.iloc[0]
+    assert "underpowered (n = 5: smallest possible p after Holm 0.38)" in verdict_line(verdict)
+    assert "not significant" not in verdict_line(verdict)
+
+
+def test_answer_lift_over_closed_book_per_set_and_pooled() -> None:
+    n = 7
+    answers = {s: {"dense": [0.9] * n, "oracle": [1.0] * n, "closed_book": [0.1] * n} for s in ("s1", "s2")}
+    comparison = compare(frame({s: {"dense": ramp(n)} for s in ("s1", "s2")}, answers), ["ndcg@10", "f1"], SETTINGS,
+                         control="closed_book")
+    lifts = comparison.lifts.set_index(["question_set", "method"])
+    assert lifts.loc[("s1", "dense"), "lift"] == pytest.approx(0.8)
+    assert lifts.loc[(POOLED, "oracle"), "lift"] == pytest.approx(0.9) and lifts.loc[(POOLED, "oracle"), "n_pairs"] == 14
+    # per set: 2 tests on 7 pairs -> at best 2 * 2 / 128 = 0.031 < 0.05; pooled 14 pairs -> Monte Carlo floor x 2
+    assert lifts.loc[("s1", "dense"), "smallest_p_adjusted"] == pytest.approx(2 * 2 / 2**7)
+    assert lifts.loc[(POOLED, "dense"), "smallest_p_adjusted"] == pytest.approx(2 / 2001)
+    assert lifts.loc[(POOLED, "dense"), "significant"]
+    text = " ".join(lift_lines(comparison, width=10_000))
+    assert "lift over closed_book" in text and "pooled over s1, s2 (14 questions" in text and "oracle +0.900" in text
+
+
+def test_pre_run_warning_names_the_key_and_the_n_needed() -> None:
+    # the old default: 6 answering methods, 15 pairs per set, no control: 7 per set can never be significant
+    warning = answer_power_warning({"a": 7, "b": 7}, 6, False, 0.05, 10_000, "holm")
+    assert warning.startswith("generation.questions_per_set: 7 ") and "0.23" in warning
+    assert warning.endswith("generation.questions_per_set >= 10 needed")
+    # with closed_book the pooled lift (5 tests) over 4 x 7 = 28 questions can be significant
+    assert answer_power_warning({s: 7 for s in "abcd"}, 6, True, 0.05, 10_000, "holm") is None
+    # one set of 3 with closed_book: 5 tests on 3 pairs -> 5 * 2 / 8 >= 0.05; 8 needed
+    assert answer_power_warning({"a": 3}, 6, True, 0.05, 10_000, "holm").endswith(">= 8 needed")
+    assert answer_power_warning({"a": 0}, 6, True, 0.05, 10_000, "holm") is None
+
+
+def test_default_primary() -> None:
+    assert default_primary(["mrr@10", "ndcg@10", "chunk:ndcg@10", "f1"], 10) == "ndcg@10"
+    assert default_primary(["mrr@10", "recall@5", "f1"], 10) == "mrr@10"
+    assert default_primary(["f1", "em"], 10) is None
+
+
+def test_results_markdown_prints_the_recommendation_and_the_lift(tmp_path, monkeypatch, capsys) -> None:
+    """scripts/results_markdown.py on written files: the run's own sentences, rebuilt from comparison.json."""
+    import runpy
+    import sys
+
+    from rag.results.format import overall_line
+    from rag.results.recommendation import Recommendation
+    from rag.results.writers import write_comparison
+
+    n = 30
+    answers = {"s1": {"dense": ramp(n, 0.3), "convex": ramp(n, 0.35), "closed_book": ramp(n)}}
+    comparison = compare(frame({"s1": {"dense": ramp(n), "convex": ramp(n, 0.1)}}, answers), ["ndcg@10", "f1"],
+                         SETTINGS, control="closed_book")
+    write_comparison(comparison, tmp_path, "trec", "url")
+    data = __import__("json").loads((tmp_path / "comparison.json").read_text())
+    assert overall_line(Recommendation.from_dict(data["recommendation"])) == overall_line(comparison.recommendation)
+    monkeypatch.setattr(sys, "argv", ["results_markdown.py", str(tmp_path), "--metrics", "ndcg@10,f1"])
+    runpy.run_path(str(__import__("pathlib").Path(__file__).parents[2] / "scripts" / "results_markdown.py"),
+                   run_name="__main__")
+    printed = capsys.readouterr().out
+    assert overall_line(comparison.recommendation) in printed and printed.index("Recommendation") < printed.index("| question set")
+    assert "- s1 (30 q): use convex (0.500), +0.100 [+0.100, +0.100] over dense" in printed
+    assert "**Answers: lift over closed_book**" in printed and "| convex | +0.350 [+0.350, +0.350]* |" in printed
+
+
+def test_first_screen_of_the_main_job_fits_25_lines() -> None:
+    """4 sets x 4 retrieval methods + closed_book and oracle answering one set: the recommendation and
+    the answer lift (with a blank line between) take at most 25 lines of at most 100 columns."""
+    rng = np.random.default_rng(3)
+    n = 28
+    scores = {s: {m: list(rng.random(n)) for m in ("dense", "bm25", "rrf", "convex")}
+              for s in ("seed_style", "known_item", "multi_doc", "reference")}
+    answers = {"known_item": {m: list(rng.random(n)) for m in ("dense", "bm25", "rrf", "convex", "closed_book",
+                                                               "oracle")}}
+    per_query = frame(scores, answers)
+    per_query["match"] = (per_query["f1"] > 0.5).astype(float).where(per_query["f1"].notna())
+    comparison = compare(per_query, ["ndcg@10", "f1", "match"], StatisticsSettings(n_resamples=500),
+                         control="closed_book")
+    lines = recommendation_lines(comparison) + [""] + lift_lines(comparison)
+    assert len(lines) <= 25 and max(map(len, lines)) <= 100
+    assert "smallest possible p after Holm 0.01" in " ".join(lift_lines(comparison, width=10_000))  # 5 / 501
+
+
+def test_terminal_summary_puts_verdicts_behind_verbose(tmp_path) -> None:
+    from rag.runner.pipeline import RunResult
+    from rag.runner.summary import summary_text
+
+    n = 30
+    per_set = {"dense": ramp(n), "bm25": ramp(n, -0.1), "convex": ramp(n, 0.1)}
+    comparison = compare(frame({"s1": per_set, "s2": per_set}), ["ndcg@10"], SETTINGS)
+    result = RunResult(tmp_path, comparison, pd.DataFrame(), {"load": 1.0}, {})
+    short, verbose = summary_text(result), summary_text(result, verbose=True)
+    first_screen = short.splitlines()[:25]
+    assert any(line.strip().startswith("Use convex:") for line in first_screen)
+    assert "convex best on ndcg@10" not in short and "--verbose" in short
+    assert "convex best on ndcg@10 (0.500): +0.100" in verbose
+    assert "paired paired" not in verbose and "paired sign-flip randomization test, Holm-adjusted" in verbose
