@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ import pandas as pd
 from evaluation import ANSWER_METRICS, answer_scores
 from evaluation.ties import ties_crossing
 from rag.chunking import cached_chunks, documents_fingerprint
-from rag.config import RunConfig, bounded_by_chunks, config_record
+from rag.config import RunConfig, bounded_by_chunks, config_record, portable_path
 from rag.data import Dataset, load_dataset
 from rag.data.questions.provenance import provenance_fact
 from rag.errors import ConfigError
@@ -147,7 +146,7 @@ def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question
 def source_name(path: Path, root: Path | None) -> str:
     """How the manifest names a source file: relative to the data set's folder (POSIX form) when it
     has one, so no absolute path of the user's machine is written for a folder of files."""
-    return Path(os.path.relpath(path, root)).as_posix() if root is not None else str(path)
+    return portable_path(path, root) if root is not None else str(path)
 
 
 def _run_stages(
