@@ -173,11 +173,11 @@ class BM25Backend(ABC):
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         """float64 score of each document."""
 
-    def top_k(self, queries: list[list[str]], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per tokenized query, its ``k`` best documents under the one tie rule: (positions, float32
+    def top_k(self, texts: Sequence[str], tokenizer: Tokenizer, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per query text, its ``k`` best documents under the one tie rule: (positions, float32
         scores). By default one query at a time (:meth:`scores`, :func:`top_k_positive_first`)."""
         best = []
-        for query_tokens in queries:
+        for query_tokens in tokenizer.many(texts):
             scores = ranking_scores(self.scores(query_tokens))
             top = top_k_positive_first(scores, k)
             best.append((top, scores[top]))
@@ -206,8 +206,10 @@ class SparseBM25(BM25Backend):
         self._postings: scipy.sparse.csc_matrix | None = None
         self._zero_tf_scores = np.empty(0)
         self._vocabulary: dict[str, int] = {}
+        self._query_vocabulary: Vocabulary | None = None  # built on the first search (see top_k)
 
     def build(self, variant: BM25Variant, texts: Sequence[str], tokenizer: Tokenizer, cache: IndexDir) -> None:
+        self._query_vocabulary = None
         if cache.is_complete():
             try:
                 self._load(cache)
@@ -300,22 +302,34 @@ class SparseBM25(BM25Backend):
                 scores += contribution
         return scores
 
-    def top_k(self, queries: list[list[str]], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    def top_k(self, texts: Sequence[str], tokenizer: Tokenizer, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """All queries at once in the compiled kernel (:mod:`rag.retrievers.bm25_kernel`) when every
-        tf = 0 score is 0; a query with fewer than k positive scores is ranked over every document."""
+        tf = 0 score is 0; a query with fewer than k positive scores is ranked over every document.
+
+        Query texts become term numbers through :meth:`Tokenizer.encode` with a vocabulary that
+        starts as the index's (so its term numbers are the index's) and keeps every piece it resolves:
+        a piece seen in an earlier search costs one dictionary lookup. Terms the index lacks get
+        numbers past its vocabulary and are dropped (they add 0, as in rank-bm25)."""
         if self._zero_tf_scores.any() or k <= 0:
-            return super().top_k(queries, k)
+            return super().top_k(texts, tokenizer, k)
         from rag.retrievers.bm25_kernel import top_k_many  # numba loads in about 1 s: only when searching
 
+        if self._query_vocabulary is None:
+            self._query_vocabulary = Vocabulary()
+            self._query_vocabulary.terms = dict(self._vocabulary)
+        codes, lengths = tokenizer.encode(texts, self._query_vocabulary)
+        known = codes < len(self._vocabulary)
+        query_of_code = np.repeat(np.arange(len(texts)), lengths)
+        starts = np.concatenate([[0], np.cumsum(np.bincount(query_of_code[known], minlength=len(texts)))])
         postings = self._postings
-        terms = [[self._vocabulary[token] for token in query if token in self._vocabulary] for query in queries]
-        documents, scores, counts = top_k_many(postings.indptr, postings.indices, postings.data, postings.shape[0], terms, k)
+        documents, scores, counts = top_k_many(postings.indptr, postings.indices, postings.data, postings.shape[0],
+                                               codes[known], starts, k)
         best = []
-        for i, query in enumerate(queries):
+        for i, text in enumerate(texts):
             if counts[i] == k:
                 best.append((documents[i], scores[i]))
             else:
-                best.extend(super().top_k([query], k))
+                best.extend(super().top_k([text], tokenizer, k))
         return best
 
 
@@ -345,7 +359,7 @@ class BM25Retriever(Retriever):
         self.tokenizer: Tokenizer = make_tokenizer(params.tokenizer, key=f"retrievers.{name}.params.tokenizer.name")
         self.variant: BM25Variant = BM25_VARIANTS.get(params.variant)(params)
         self._backend: BM25Backend = BM25_BACKENDS.get(params.backend)()
-        self._chunk_ids: list[str] = []
+        self._chunk_ids = np.empty(0, dtype=object)
 
     def index(self, chunks: Sequence[Chunk], storage: IndexStorage) -> None:
         ordered = sorted_by_id(chunks)
@@ -354,13 +368,13 @@ class BM25Retriever(Retriever):
         settings = self.params.model_dump(exclude={"backend"})
         cache = IndexDir(storage.own, "bm25", index_key(settings, ordered))
         self._backend.build(self.variant, [chunk.text for chunk in ordered], self.tokenizer, cache)
-        self._chunk_ids = [chunk.chunk_id for chunk in ordered]
+        self._chunk_ids = np.array([chunk.chunk_id for chunk in ordered], dtype=object)
 
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
-        if not self._chunk_ids:
+        if not len(self._chunk_ids):
             raise BenchError(f"retriever {self.name!r}: search() called before index()")
-        best = self._backend.top_k(self.tokenizer.many(queries), k)
-        return [Ranking([self._chunk_ids[i] for i in top.tolist()], scores.astype(np.float64).tolist()) for top, scores in best]
+        best = self._backend.top_k(queries, self.tokenizer, k)
+        return [Ranking(self._chunk_ids[top].tolist(), scores.astype(np.float64).tolist()) for top, scores in best]
 
 
 def top_k_positive_first(scores: np.ndarray, k: int) -> np.ndarray:

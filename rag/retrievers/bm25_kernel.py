@@ -3,15 +3,28 @@
 For one query, every document's score is the sum, in query order, of score(t, d) over the query's
 tokens t (repeats included), starting from 0 — rank-bm25's order of additions, so the float64 sums
 are bit for bit rank-bm25's for variants whose tf = 0 score is 0 (okapi, bm25l; see
-:mod:`rag.retrievers.bm25`). Only the documents a token's postings name are touched. Of the touched
-documents, those with a positive float32 score are ranked by the one tie rule
-(:mod:`rag.retrievers.ranking`: float32 score desc, index desc) with a size-k heap; fewer than k are
-followed by the documents scoring 0 (untouched, or rounded to 0), index descending. A query that
-would still need negative scores (possible only with negative idf) is left short, for the caller.
+:mod:`rag.retrievers.bm25`). A query's postings are added into one float64 score buffer in two ways:
 
-Queries run one after another with one score buffer, cleared through the touched documents only;
-a search reading many postings (:data:`PARALLEL_POSTINGS`) is split into one contiguous share of
-queries per thread (``prange``). Compiled once per machine (``cache=True``).
+- *sparse* (a query reading fewer than n_docs / :data:`DENSE_READS` postings): each document is
+  listed the first time a posting names it (a branch-free append), and only listed documents are
+  ranked and cleared afterwards;
+- *dense* (more postings): the postings are added without bookkeeping, and the whole buffer is
+  scanned for positive scores (a branch-free append again) and cleared with one fill. Measured on
+  the bundled corpus (10,083 chunks, 2,000 queries reading 7,831 postings on average): listing the
+  documents costs about as much as adding the postings, and a scan of 10k float64 about a fifth.
+
+Of the listed documents, those with a positive float32 score are ranked by the one tie rule
+(:mod:`rag.retrievers.ranking`: float32 score desc, index desc) in a size-k min-heap of 64-bit keys
+``float32 bits << 32 | index`` — for positive floats the bits order as the values, so one unsigned
+comparison is the whole tie rule — sifted bottom-up (Floyd): the hole goes down along the smaller
+children without a data-dependent branch, then the new key climbs (rarely far). Fewer than k
+positive scores are followed by the documents scoring 0 (untouched, or rounded to 0), index
+descending. A query that would still need negative scores (possible only with negative idf) is left
+short, for the caller.
+
+Queries run one after another with one score buffer; a search reading many postings
+(:data:`PARALLEL_POSTINGS`) is split into one contiguous share of queries per thread (``prange``).
+Compiled once per machine (``cache=True``).
 """
 
 from __future__ import annotations
@@ -19,98 +32,127 @@ from __future__ import annotations
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+#: A query reading at least n_docs / DENSE_READS postings scans the whole score buffer (see above).
+#: Measured on the bundled corpus: 2, 4, 8 and 16 within 5% of one another; sparse-only is 1.5x slower.
+DENSE_READS = 4
+_LOW_32 = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
+
 
 @njit(cache=True, inline="always")
-def _better(score_a, doc_a, score_b, doc_b) -> bool:
-    return score_a > score_b or (score_a == score_b and doc_a > doc_b)
+def _key(score, document):
+    """The tie rule as one unsigned integer (larger is better), for a positive float32 score."""
+    return (np.uint64(score.view(np.uint32)) << _SHIFT) | np.uint64(document)
 
 
 @njit(cache=True)
-def _sift_down(scores, docs, size, position) -> None:
-    """Restore the heap (its root is the worst kept entry) below ``position``."""
-    while True:
-        worst = position
-        for child in (2 * position + 1, 2 * position + 2):
-            if child < size and _better(scores[worst], docs[worst], scores[child], docs[child]):
-                worst = child
-        if worst == position:
-            return
-        scores[position], scores[worst] = scores[worst], scores[position]
-        docs[position], docs[worst] = docs[worst], docs[position]
-        position = worst
+def _replace_root(heap, size, key) -> None:
+    """Put ``key`` in place of the heap's root (its smallest key) and restore the heap, bottom-up."""
+    position = 0
+    child = 1
+    while child + 1 < size:  # the hole goes down along the smaller child
+        smaller = child + (heap[child + 1] < heap[child])
+        heap[position] = heap[smaller]
+        position = smaller
+        child = 2 * position + 1
+    if child < size:
+        heap[position] = heap[child]
+        position = child
+    while position > 0:  # the key climbs back to its place
+        parent = (position - 1) // 2
+        if heap[parent] > key:
+            heap[position] = heap[parent]
+            position = parent
+        else:
+            break
+    heap[position] = key
 
 
 @njit(cache=True)
-def _one_query(indptr, rows, values, terms, k, buffer, marked, touched, heap_scores, heap_docs, out_docs, out_scores) -> int:
+def _one_query(indptr, rows, values, terms, k, dense_reads, buffer, marked, listed, heap, out_docs, out_scores) -> int:
     """Score one query (``terms``: term numbers in query order) into ``buffer``; write its ranked
     documents to ``out_*``: the positive scores, then the zero scores; return how many (at most k:
     fewer only when negative scores would come next)."""
-    n_touched = 0
+    n_docs = len(buffer)
+    reads = 0
     for term in terms:
-        for position in range(indptr[term], indptr[term + 1]):
-            document = rows[position]
-            if not marked[document]:
-                marked[document] = True
-                touched[n_touched] = document
-                n_touched += 1
-            buffer[document] += values[position]
+        reads += indptr[term + 1] - indptr[term]
+    dense = reads * dense_reads >= n_docs
+    n_listed = 0
+    if dense:
+        for term in terms:
+            for position in range(indptr[term], indptr[term + 1]):
+                buffer[rows[position]] += values[position]
+        for document in range(n_docs):
+            listed[n_listed] = document
+            n_listed += np.float32(buffer[document]) > 0
+    else:
+        for term in terms:
+            for position in range(indptr[term], indptr[term + 1]):
+                document = rows[position]
+                listed[n_listed] = document
+                n_listed += 1 - marked[document]
+                marked[document] = 1
+                buffer[document] += values[position]
     size = 0
-    for i in range(n_touched):
-        document = touched[i]
+    for i in range(n_listed):
+        document = listed[i]
         score = np.float32(buffer[document])
-        if not score > 0:
-            continue
-        if size < k:  # push, sift up
-            position = size
-            heap_scores[position], heap_docs[position] = score, document
-            size += 1
-            while position > 0:
-                parent = (position - 1) // 2
-                if _better(heap_scores[parent], heap_docs[parent], heap_scores[position], heap_docs[position]):
-                    heap_scores[parent], heap_scores[position] = heap_scores[position], heap_scores[parent]
-                    heap_docs[parent], heap_docs[position] = heap_docs[position], heap_docs[parent]
-                    position = parent
-                else:
-                    break
-        elif _better(score, document, heap_scores[0], heap_docs[0]):
-            heap_scores[0], heap_docs[0] = score, document
-            _sift_down(heap_scores, heap_docs, size, 0)
+        if score > 0:
+            key = _key(score, document)
+            if size < k:  # push: the key climbs from the new leaf
+                position = size
+                size += 1
+                while position > 0:
+                    parent = (position - 1) // 2
+                    if heap[parent] > key:
+                        heap[position] = heap[parent]
+                        position = parent
+                    else:
+                        break
+                heap[position] = key
+            elif key > heap[0]:
+                _replace_root(heap, size, key)
     count = size
-    document = len(buffer) - 1
+    document = n_docs - 1
     while count < k and document >= 0:  # then the float32 zeros (untouched documents), index desc
         score = np.float32(buffer[document])
         if score == 0:
             out_scores[count], out_docs[count] = score, document
             count += 1
         document -= 1
-    for i in range(n_touched):
-        buffer[touched[i]], marked[touched[i]] = 0.0, False
-    for slot in range(size - 1, -1, -1):  # pop the worst first: best ends up first
-        out_scores[slot], out_docs[slot] = heap_scores[0], heap_docs[0]
-        heap_scores[0], heap_docs[0] = heap_scores[slot], heap_docs[slot]
-        _sift_down(heap_scores, heap_docs, slot, 0)
+    if dense:
+        buffer[:] = 0.0
+    else:
+        for i in range(n_listed):
+            buffer[listed[i]] = 0.0
+            marked[listed[i]] = 0
+    for slot in range(size - 1, -1, -1):  # take the smallest first: the best ends up first
+        key = heap[0]
+        out_docs[slot] = np.int64(key & _LOW_32)
+        out_scores[slot] = np.uint32(key >> _SHIFT).view(np.float32)
+        if slot > 0:
+            _replace_root(heap, slot, heap[slot])
     return count
 
 
 @njit(cache=True)
-def _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, first, stop, docs, scores, counts) -> None:
+def _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, first, stop, docs, scores, counts) -> None:
     """Queries ``first`` to ``stop``, one after another, with one score buffer."""
     buffer = np.zeros(n_docs, dtype=np.float64)
-    marked = np.zeros(n_docs, dtype=np.bool_)
-    touched = np.empty(n_docs, dtype=np.int64)
-    heap_scores = np.empty(k, dtype=np.float32)
-    heap_docs = np.empty(k, dtype=np.int64)
+    marked = np.zeros(n_docs, dtype=np.uint8)
+    listed = np.empty(n_docs + 1, dtype=np.int64)  # + 1: a branch-free append writes one past the end
+    heap = np.empty(k, dtype=np.uint64)
     for query in range(first, stop):
         terms = query_terms[query_starts[query] : query_starts[query + 1]]
-        counts[query] = _one_query(indptr, rows, values, terms, k, buffer, marked, touched, heap_scores, heap_docs,
-                                   docs[query], scores[query])
+        counts[query] = _one_query(indptr, rows, values, terms, k, dense_reads, buffer, marked, listed, heap, docs[query], scores[query])
 
 
 @njit(cache=True, parallel=True)
-def _top_k_parallel(indptr, rows, values, n_docs, query_terms, query_starts, k, n_shares, docs, scores, counts) -> None:
+def _top_k_parallel(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, n_shares, docs, scores, counts) -> None:
     n_queries = len(query_starts) - 1
     for share in prange(n_shares):
-        _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, share * n_queries // n_shares,
+        _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, share * n_queries // n_shares,
                      (share + 1) * n_queries // n_shares, docs, scores, counts)
 
 
@@ -120,19 +162,21 @@ PARALLEL_POSTINGS = 1 << 24
 
 
 def top_k_many(indptr: np.ndarray, rows: np.ndarray, values: np.ndarray, n_docs: int,
-               queries: list[list[int]], k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each query (term numbers, in order): its best documents (k columns, the first
-    ``counts[i]`` valid), their float32 scores, and ``counts``."""
-    starts = np.cumsum([0] + [len(query) for query in queries]).astype(np.int64)
-    terms = np.fromiter((term for query in queries for term in query), dtype=np.int64, count=int(starts[-1]))
+               terms: np.ndarray, starts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each query ``i`` (term numbers ``terms[starts[i]:starts[i + 1]]``, in query order): its
+    best documents (k columns, the first ``counts[i]`` valid), their float32 scores, and ``counts``.
+    Document numbers must fit in 32 bits (the heap keys)."""
+    if n_docs >= 1 << 32:
+        raise ValueError(f"{n_docs} documents: the kernel numbers documents in 32 bits")
+    n_queries = len(starts) - 1
     k = max(k, 1)
-    docs = np.empty((len(queries), k), dtype=np.int64)
-    scores = np.empty((len(queries), k), dtype=np.float32)
-    counts = np.zeros(len(queries), dtype=np.int64)
+    docs = np.empty((n_queries, k), dtype=np.int64)
+    scores = np.empty((n_queries, k), dtype=np.float32)
+    counts = np.zeros(n_queries, dtype=np.int64)
     reads = int(np.diff(indptr)[terms].sum())
-    shares = min(get_num_threads(), len(queries)) if reads >= PARALLEL_POSTINGS else 1
+    shares = min(get_num_threads(), n_queries) if reads >= PARALLEL_POSTINGS else 1
     if shares > 1:
-        _top_k_parallel(indptr, rows, values, n_docs, terms, starts, k, shares, docs, scores, counts)
+        _top_k_parallel(indptr, rows, values, n_docs, terms, starts, k, DENSE_READS, shares, docs, scores, counts)
     else:
-        _top_k_share(indptr, rows, values, n_docs, terms, starts, k, 0, len(queries), docs, scores, counts)
+        _top_k_share(indptr, rows, values, n_docs, terms, starts, k, DENSE_READS, 0, n_queries, docs, scores, counts)
     return docs, scores, counts

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse
 import rank_bm25
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -132,11 +133,15 @@ def test_streamed_build_in_many_blocks_is_bitwise_rank_bm25(make_chunks, storage
             np.testing.assert_array_equal(retriever._backend.scores(query), reference.get_scores(query))
 
 
+@pytest.mark.parametrize("dense_reads", [0, 4, 1 << 30], ids=["sparse", "by-reads", "dense"])
 @pytest.mark.parametrize("parallel_postings", [0, bm25_kernel.PARALLEL_POSTINGS])
-def test_many_queries_rank_as_rank_bm25(make_chunks, storage, monkeypatch, parallel_postings):
-    """40 queries at once in the compiled kernel, shared among threads or not; at depth 30 over 25
-    documents every query has fewer than k positive scores, so the zero scores fill its ranking."""
+def test_many_queries_rank_as_rank_bm25(make_chunks, storage, monkeypatch, parallel_postings, dense_reads):
+    """40 queries at once in the compiled kernel, shared among threads or not, each query's documents
+    listed as postings name them (sparse), by a scan of all scores (dense) or as its reads decide;
+    at depth 30 over 25 documents every query has fewer than k positive scores, so the zero scores
+    fill its ranking. Searching the same queries again (their pieces now known) changes nothing."""
     monkeypatch.setattr(bm25_kernel, "PARALLEL_POSTINGS", parallel_postings)
+    monkeypatch.setattr(bm25_kernel, "DENSE_READS", dense_reads)
     rng = np.random.default_rng(11)
     words = [f"w{i}" for i in range(30)]
     corpus = [list(rng.choice(words, size=rng.integers(1, 15))) for _ in range(25)]
@@ -145,11 +150,54 @@ def test_many_queries_rank_as_rank_bm25(make_chunks, storage, monkeypatch, paral
     retriever = build_retriever("okapi", "bm25", NO_STOPWORDS)
     retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), storage)
     reference = reference_model("okapi", corpus, 1.5, 0.75, 0.25)
-    for k in (3, 30):
+    for k in (3, 30, 3):
         for query, ranking in zip(queries, retriever.search([" ".join(query) for query in queries], k)):
             expected = reference.get_scores(query).astype(np.float32)
             order = sorted(range(len(ids)), key=lambda i: (expected[i], ids[i]), reverse=True)[:k]
             assert ranking.chunk_ids == [ids[i] for i in order] and ranking.scores == expected[order].tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_kernel_equals_brute_force_on_random_postings(data):
+    """Random postings with many equal values (ties in float32 across documents), random queries
+    with repeated and absent terms: each mode of the kernel returns the brute-force ranking of the
+    float64 sums in query order, under the tie rule (float32 score desc, index desc)."""
+    n_docs = data.draw(st.integers(1, 60))
+    n_terms = data.draw(st.integers(1, 8))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    dense = rng.random((n_docs, n_terms)) < rng.random(n_terms)
+    values = np.where(dense, rng.choice([0.5, 1.0, 1.0, 2.25, 1e-46, 3.0], size=(n_docs, n_terms)), 0.0)
+    postings = scipy.sparse.csc_matrix(values)
+    queries = [list(rng.integers(0, n_terms, size=rng.integers(0, 6))) for _ in range(data.draw(st.integers(1, 6)))]
+    k = data.draw(st.integers(1, n_docs + 2))
+    terms = np.array([t for q in queries for t in q], dtype=np.int64)
+    starts = np.cumsum([0] + [len(q) for q in queries]).astype(np.int64)
+    for dense_reads in (0, 1 << 30):
+        bm25_kernel.DENSE_READS, saved = dense_reads, bm25_kernel.DENSE_READS
+        try:
+            docs, scores, counts = bm25_kernel.top_k_many(postings.indptr, postings.indices, postings.data, n_docs,
+                                                          terms, starts, k)
+        finally:
+            bm25_kernel.DENSE_READS = saved
+        for i, query in enumerate(queries):
+            sums = np.zeros(n_docs)
+            for term in query:
+                sums = sums + values[:, term]
+            order = sorted(range(n_docs), key=lambda d: (np.float32(sums[d]), d), reverse=True)[:k]
+            assert counts[i] == len(order)
+            assert docs[i, : counts[i]].tolist() == order
+            assert scores[i, : counts[i]].tolist() == sums[order].astype(np.float32).tolist()
+
+
+def test_query_vocabulary_follows_the_index(make_chunks, storage):
+    """Pieces resolved by one search are reused by the next, but a new index (another corpus, other
+    term numbers) starts a new query vocabulary: a stale one would score against the wrong postings."""
+    retriever = build_retriever("okapi", "bm25", NO_STOPWORDS)
+    retriever.index(make_chunks({"a": "apple banana", "b": "cherry date", "c": "elder fig"}), storage)
+    assert retriever.search(["cherry", "fig zzz"], 1)[0].chunk_ids == ["b"]
+    retriever.index(make_chunks({"a": "fig", "b": "grape", "c": "cherry cherry"}), storage)
+    assert [r.chunk_ids for r in retriever.search(["cherry", "fig zzz"], 1)] == [["c"], ["a"]]
 
 
 @settings(max_examples=200, deadline=None)
