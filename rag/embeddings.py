@@ -198,13 +198,14 @@ class EmbeddingStore:
 
 
 class Embedder:
-    """Normalized embeddings of texts through ``encoder``, kept in ``store`` when one is given."""
+    """Normalized embeddings of texts through ``encoder``, kept in ``store`` when one is given;
+    ``batch_size`` None leaves the batch to the encoder (see :mod:`rag.encoders`)."""
 
     def __init__(
         self,
         encoder: Encoder,
         store: EmbeddingStore | None = None,
-        batch_size: int = 64,
+        batch_size: int | None = None,
         texts_per_call: int = 1024,
     ):
         self.encoder = encoder
@@ -241,7 +242,7 @@ class Embedder:
                 batch_keys = order[start : start + self.texts_per_call]
                 vectors = self.encoder.encode(
                     [texts_by_key[key] for key in batch_keys],
-                    batch_size=self.batch_size,
+                    **({} if self.batch_size is None else {"batch_size": self.batch_size}),
                     normalize_embeddings=True,
                     convert_to_numpy=True,
                     show_progress_bar=False,

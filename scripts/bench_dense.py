@@ -1,9 +1,11 @@
 """Benchmark: dense retrieval on the bundled wiki corpus.
 
-1. Corpus embedding throughput of our cached :class:`rag.embeddings.Embedder` vs a bare
-   ``SentenceTransformer.encode`` of the same texts vs onnxruntime (MiniLM exported here with
-   ``torch.onnx.export``, the same tokenizer, batches and mean pooling), best of ``--repeats``; the
-   vectors' largest cosine distance to the bare encode's, and the exact top-10 overlap of the queries.
+1. Corpus embedding throughput of our cached :class:`rag.embeddings.Embedder` (its default batch:
+   8 texts on CPU) vs a bare ``SentenceTransformer.encode`` of the same texts (its defaults: batches
+   of 32; and with our batch of 8) vs onnxruntime (MiniLM exported here with ``torch.onnx.export``,
+   the same tokenizer, our batches and mean pooling), best of ``--repeats``; the vectors' largest
+   cosine distance to the bare encode's, and the exact top-10 overlap of the queries. Then the limit:
+   the encoder's FLOPs over these texts against this CPU's measured float32 matrix-product rate.
    ``--omp-wait-policy=default`` measures OpenMP's own spin-waiting instead of our PASSIVE (it must be
    chosen before PyTorch loads; libgomp warns about the empty value it is given for "default").
 2. Cold vs cached ``DenseRetriever.index`` (embeddings + Chroma collection).
@@ -32,7 +34,7 @@ if __name__ == "__main__" and "--omp-wait-policy=default" in sys.argv:  # before
 import numpy as np
 
 from rag.embeddings import Embedder, EmbeddingStore
-from rag.encoders import load_sentence_transformer
+from rag.encoders import CPU_BATCH_SIZE, GPU_BATCH_SIZE, SentenceTransformersEmbedderConfig, build_encoder
 from rag.retrievers import IndexStorage
 from rag.retrievers.dense import DenseParams, DenseRetriever
 
@@ -89,23 +91,73 @@ class OnnxMiniLM:
         return vectors
 
 
-def compare_throughput(model, texts: list[str], queries: list[str], repeats: int) -> None:
-    """Best-of-``repeats`` time of a bare ``encode``, our Embedder with an empty cache, onnxruntime."""
+def encoder_flops(model, texts: list[str], batch_size: int) -> tuple[float, float]:
+    """Floating-point operations of MiniLM's encoder over ``texts``: (on the real tokens, as computed
+    with each batch padded to its longest text). Batches are formed as sentence-transformers forms
+    them (texts sorted by length). Per sequence of L tokens, per layer, with hidden size h and
+    feed-forward size f: 2·L·(4h² + 2hf) for the Q, K, V, output and feed-forward products, plus
+    2·2·L²·h for the attention scores and their weighted sum (a multiply-add is 2 operations);
+    embeddings, layer norms, softmax, GELU and pooling are left out (under 1% here)."""
+    config = model[0].auto_model.config
+    h, f, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    lengths = np.array([len(ids) for ids in model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]])
+
+    def flops(length: np.ndarray) -> float:
+        return float(layers * np.sum(2.0 * length * (4 * h * h + 2 * h * f) + 4.0 * length**2 * h))
+
+    ordered = np.sort(lengths)[::-1]
+    padded = np.concatenate([np.full(len(batch), batch.max()) for batch in np.array_split(ordered, range(batch_size, len(ordered), batch_size))])
+    return flops(lengths), flops(padded)
+
+
+def matmul_peak(repeats: int = 5) -> dict[str, float]:
+    """This CPU's float32 matrix-product rate (GFLOP/s, best of ``repeats``) with PyTorch's threads:
+    a 2048² square product, and the shape of MiniLM's largest product (a batch of 64 texts of 256
+    tokens times the 384 x 1536 feed-forward weights)."""
+    import time
+
     import torch
 
+    rates = {}
+    for name, (m, k, n) in {"2048x2048x2048": (2048, 2048, 2048), "16384x384x1536 (MiniLM FFN)": (64 * 256, 384, 1536)}.items():
+        a, b = torch.randn(m, k), torch.randn(k, n)
+        torch.mm(a, b)
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            torch.mm(a, b)
+            best = min(best, time.perf_counter() - start)
+        rates[name] = 2.0 * m * k * n / best / 1e9
+    return rates
+
+
+def compare_throughput(encoder, texts: list[str], queries: list[str], repeats: int) -> None:
+    """Best-of-``repeats`` time of a bare ``encode`` (its default batch, then ours), our Embedder with
+    an empty cache, onnxruntime."""
+    import torch
+
+    model = encoder.loaded
+    batch = CPU_BATCH_SIZE if model.device.type == "cpu" else GPU_BATCH_SIZE
     with tempfile.TemporaryDirectory() as tmp:
         onnx = OnnxMiniLM(model, Path(tmp))
     model.encode(texts[:64], batch_size=64)  # warm-up
-    onnx.encode(texts[:64])
-    seconds: dict[str, list[float]] = {"bare": [], "ours": [], "onnxruntime": []}
+    onnx.encode(texts[:64], batch)
+    def ours() -> np.ndarray:
+        with tempfile.TemporaryDirectory() as tmp:  # an empty embedding cache every time
+            return Embedder(encoder, EmbeddingStore.for_model(tmp, MODEL)).embed(texts)
+
+    runs = {
+        "bare": lambda: model.encode(texts, normalize_embeddings=True, show_progress_bar=False),
+        f"bare, batch {batch}": lambda: model.encode(texts, batch_size=batch, normalize_embeddings=True, show_progress_bar=False),
+        "ours": ours,
+        "onnxruntime": lambda: onnx.encode(texts, batch),
+    }
+    seconds: dict[str, list[float]] = {name: [] for name in runs}
     vectors = {}
     for _ in range(repeats):
-        vectors["bare"], bare_s = timed(lambda: model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False))
-        with tempfile.TemporaryDirectory() as tmp:
-            vectors["ours"], ours_s = timed(Embedder(model, EmbeddingStore.for_model(tmp, MODEL), batch_size=64).embed, texts)
-        vectors["onnxruntime"], onnx_s = timed(onnx.encode, texts)
-        for name, value in (("bare", bare_s), ("ours", ours_s), ("onnxruntime", onnx_s)):
-            seconds[name].append(value)
+        for name, run in runs.items():
+            vectors[name], run_s = timed(run)
+            seconds[name].append(run_s)
     print(f"embedding {len(texts)} chunks, {torch.get_num_threads()} threads, OMP_WAIT_POLICY="
           f"{os.environ.get('OMP_WAIT_POLICY')!r} (best of {repeats}):")
     query_vectors = model.encode(queries, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
@@ -113,8 +165,16 @@ def compare_throughput(model, texts: list[str], queries: list[str], repeats: int
     for name, times in seconds.items():
         cosine = float(np.max(1 - np.sum(vectors[name] * vectors["bare"], axis=1)))
         overlap = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(top10[name], top10["bare"])])
-        print(f"  {name:>11}: {len(texts) / min(times):7.1f} texts/s ({min(times):.1f} s) | largest cosine distance to "
+        print(f"  {name:>12}: {len(texts) / min(times):7.1f} texts/s ({min(times):.1f} s) | largest cosine distance to "
               f"bare {cosine:.1e} | top-10 overlap with bare {overlap:.4f}")
+    useful, computed = encoder_flops(model, texts, batch)
+    peaks = matmul_peak()
+    ours_s = min(seconds["ours"])
+    print(f"the limit: MiniLM's encoder is {useful / 1e12:.2f} TFLOP over these texts' tokens ({computed / 1e12:.2f} "
+          f"with each batch padded to its longest text): ours computes {computed / ours_s / 1e9:.1f} GFLOP/s")
+    for name, rate in peaks.items():
+        print(f"  float32 matrix product {name}: {rate:.1f} GFLOP/s -> ours runs at {computed / ours_s / 1e9 / rate:.0%} "
+              f"of it; at 100% the texts would take {computed / rate / 1e9:.1f} s ({len(texts) * rate * 1e9 / computed:.1f} texts/s)")
 
 
 def main() -> None:
@@ -135,11 +195,12 @@ def main() -> None:
         chunks = random.Random(0).sample(chunks, min(args.corpus_size, len(chunks)))
     queries = sample_queries(questions, chunks, args.queries)
     texts = [chunk.text for chunk in chunks]
-    model = load_sentence_transformer(MODEL, args.device)
+    encoder = build_encoder(SentenceTransformersEmbedderConfig(), MODEL, args.device)
+    model = encoder.loaded
     print(f"corpus: {len(chunks)} chunks; {len(queries)} queries; device {model.device}")
 
     if args.repeats:
-        compare_throughput(model, texts, queries, args.repeats)
+        compare_throughput(encoder, texts, queries, args.repeats)
     if args.throughput_only:
         return
 
@@ -147,7 +208,7 @@ def main() -> None:
         cache_dir = args.cache_dir or Path(tmp)
         builds = []
         for _ in range(2):
-            retriever = DenseRetriever("bench_dense", DenseParams(device=args.device), encoder=model)
+            retriever = DenseRetriever("bench_dense", DenseParams(device=args.device), encoder=encoder)
             builds.append((timed(retriever.index, chunks, IndexStorage.under(cache_dir, "bench_dense"))[1],
                            retriever.collection_rebuilt))
         (cold_s, cold_rebuilt), (cached_s, cached_rebuilt) = builds
@@ -155,10 +216,10 @@ def main() -> None:
               f"second {cached_s:.2f} s (collection built: {cached_rebuilt}); the first reuses the embeddings "
               f"cached by the throughput runs only with --cache-dir")
 
-        exact = DenseRetriever("bench_exact", DenseParams(search="exact"), encoder=model)
+        exact = DenseRetriever("bench_exact", DenseParams(search="exact"), encoder=encoder)
         exact.index(chunks, IndexStorage.under(cache_dir, "bench_exact"))
         chroma_default = DenseRetriever(
-            "bench_ef100", DenseParams(hnsw={"construction_ef": 100, "search_ef": 100, "M": 16}), encoder=model
+            "bench_ef100", DenseParams(hnsw={"construction_ef": 100, "search_ef": 100, "M": 16}), encoder=encoder
         )
         chroma_default.index(chunks, IndexStorage.under(cache_dir, "bench_ef100"))
 

@@ -44,7 +44,8 @@ class DenseParams(RetrieverParams):
     model: str = DEFAULT_EMBEDDING_MODEL
     embedder: EmbedderConfig = Field(default_factory=SentenceTransformersEmbedderConfig)
     device: str = "auto"
-    batch_size: int = Field(64, gt=0)
+    batch_size: int | None = Field(None, gt=0, description="texts per forward pass (local) or request (endpoint); "
+                                   "default: 8 on CPU, 64 on a GPU or per request (rag.encoders)")
     shard_size: int = Field(1024, gt=0)
     search: Literal["hnsw", "exact"] = "hnsw"
     mode: Literal["persistent", "server"] = "persistent"

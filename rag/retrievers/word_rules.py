@@ -157,7 +157,7 @@ def resolve(pieces: list[str]) -> list[list[str]]:
             tokens[i] = piece.split()
         else:
             changing.append(i)
-    if any(SENTENCE_SEP in pieces[i] for i in changing):
+    if any(sep in pieces[i] for i in changing for sep in SEPARATORS):  # the joined rules exclude both
         rules = _compiled(TAIL, False)
         for i in changing:
             tokens[i] = _apply(rules, f" {pieces[i]} ").split()
