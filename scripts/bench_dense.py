@@ -6,7 +6,7 @@
    the same tokenizer, our batches and mean pooling), best of ``--repeats``; the vectors' largest
    cosine distance to the bare encode's, and the exact top-10 overlap of the queries. Then the limit:
    the encoder's FLOPs over these texts against this CPU's measured float32 matrix-product rate.
-   ``--omp-wait-policy=default`` measures OpenMP's own spin-waiting instead of our PASSIVE (it must be
+   ``--omp-wait-policy=default`` measures OpenMP's own spin-waiting instead of our short spin (it must be
    chosen before PyTorch loads; libgomp warns about the empty value it is given for "default").
 2. Cold vs cached ``DenseRetriever.index`` (embeddings + Chroma collection).
 3. Chroma HNSW recall@10 vs exact (numpy) search (goal: >= 0.99), for our HNSW defaults and
@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 if __name__ == "__main__" and "--omp-wait-policy=default" in sys.argv:  # before PyTorch loads
-    os.environ["OMP_WAIT_POLICY"] = ""
+    os.environ["OMP_WAIT_POLICY"] = ""  # chosen: quiet_thread_pools leaves the spin count alone too
 
 import numpy as np
 
@@ -159,7 +159,7 @@ def compare_throughput(encoder, texts: list[str], queries: list[str], repeats: i
             vectors[name], run_s = timed(run)
             seconds[name].append(run_s)
     print(f"embedding {len(texts)} chunks, {torch.get_num_threads()} threads, OMP_WAIT_POLICY="
-          f"{os.environ.get('OMP_WAIT_POLICY')!r} (best of {repeats}):")
+          f"{os.environ.get('OMP_WAIT_POLICY')!r}, GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT')!r} (best of {repeats}):")
     query_vectors = model.encode(queries, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
     top10 = {name: np.argsort(-(query_vectors @ v.T), axis=1)[:, :10] for name, v in vectors.items()}
     for name, times in seconds.items():
@@ -186,7 +186,7 @@ def main() -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--throughput-only", action="store_true", help="stop after the embedding throughput")
     parser.add_argument("--omp-wait-policy", choices=["passive", "default"], default="passive",
-                        help="passive: ours (rag.models.quiet_thread_pools); default: OpenMP's spin-waiting")
+                        help="passive: ours, a short spin then sleep (rag.models.quiet_thread_pools); default: OpenMP's spin-waiting")
     parser.add_argument("--cache-dir", type=Path, default=None, help="keep the dense cache here (default: temporary)")
     args = parser.parse_args()
 

@@ -58,11 +58,13 @@ def assert_stopped(pid: int) -> None:
 
 def test_smollm2_answers_from_context_and_the_server_is_stopped(tmp_path, monkeypatch):
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     with build_generator(config(), tmp_path) as generator:
         pid, base_url = generator.server.pid, generator.server.base_url
         assert models_answer(base_url)
         environment = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
-        assert b"OMP_WAIT_POLICY=PASSIVE" in environment  # llama.cpp's idle OpenMP threads sleep
+        assert b"OMP_WAIT_POLICY=PASSIVE" in environment and b"GOMP_SPINCOUNT=3000" in environment  # spin briefly, then sleep
+        assert "--flash_attn" in open(f"/proc/{pid}/cmdline", "rb").read().decode().split("\0")
         results = generator.generate(requests())
     assert_stopped(pid)
     assert not models_answer(base_url)
