@@ -308,7 +308,8 @@ class SparseBM25(BM25Backend):
 
         Query texts become term numbers through :meth:`Tokenizer.encode` with a vocabulary that
         starts as the index's (so its term numbers are the index's) and keeps every piece it resolves:
-        a piece seen in an earlier search costs one dictionary lookup. Terms the index lacks get
+        a piece seen in an earlier search costs one dictionary lookup (memory: one entry per distinct
+        piece ever searched, reset with the index). Terms the index lacks get
         numbers past its vocabulary and are dropped (they add 0, as in rank-bm25)."""
         if self._zero_tf_scores.any() or k <= 0:
             return super().top_k(texts, tokenizer, k)
@@ -371,7 +372,7 @@ class BM25Retriever(Retriever):
         self._chunk_ids = np.array([chunk.chunk_id for chunk in ordered], dtype=object)
 
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
-        if not len(self._chunk_ids):
+        if self._chunk_ids.size == 0:
             raise BenchError(f"retriever {self.name!r}: search() called before index()")
         best = self._backend.top_k(queries, self.tokenizer, k)
         return [Ranking(self._chunk_ids[top].tolist(), scores.astype(np.float64).tolist()) for top, scores in best]
