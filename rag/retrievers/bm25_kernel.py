@@ -45,6 +45,19 @@ def _key(score, document):
     return (np.uint64(score.view(np.uint32)) << _SHIFT) | np.uint64(document)
 
 
+@njit(cache=True, inline="always")
+def _climb(heap, position, key) -> None:
+    """Put ``key`` at ``position`` (a hole) or above it, moving larger ancestors down."""
+    while position > 0:
+        parent = (position - 1) // 2
+        if heap[parent] > key:
+            heap[position] = heap[parent]
+            position = parent
+        else:
+            break
+    heap[position] = key
+
+
 @njit(cache=True)
 def _replace_root(heap, size, key) -> None:
     """Put ``key`` in place of the heap's root (its smallest key) and restore the heap, bottom-up."""
@@ -58,14 +71,7 @@ def _replace_root(heap, size, key) -> None:
     if child < size:
         heap[position] = heap[child]
         position = child
-    while position > 0:  # the key climbs back to its place
-        parent = (position - 1) // 2
-        if heap[parent] > key:
-            heap[position] = heap[parent]
-            position = parent
-        else:
-            break
-    heap[position] = key
+    _climb(heap, position, key)  # the key climbs back to its place
 
 
 @njit(cache=True)
@@ -101,16 +107,8 @@ def _one_query(indptr, rows, values, terms, k, dense_reads, buffer, marked, list
         if score > 0:
             key = _key(score, document)
             if size < k:  # push: the key climbs from the new leaf
-                position = size
+                _climb(heap, size, key)
                 size += 1
-                while position > 0:
-                    parent = (position - 1) // 2
-                    if heap[parent] > key:
-                        heap[position] = heap[parent]
-                        position = parent
-                    else:
-                        break
-                heap[position] = key
             elif key > heap[0]:
                 _replace_root(heap, size, key)
     count = size
