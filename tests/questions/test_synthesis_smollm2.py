@@ -27,7 +27,9 @@ def test_smollm2_writes_questions_that_are_parsed_filtered_and_accounted_for(tmp
     removed = sum(row["removed"] for row in made["filters"])
     assert made["candidates"] == sum(made["failures"].values()) + made["filters"][0]["in"] + made["not_needed"]
     assert made["filters"][0]["in"] == removed + made["written"] and [r["filter"] for r in made["filters"]] == [f for f, _ in FILTERS]
-    assert made["written"] == 2 and made["candidates"] == 8  # measured: 2 of the first 8 chunks (seed 0) are kept
+    # measured: 2 of the first 8 chunks (seed 0) kept without flash attention, 1 with it (the model's
+    # numerics change with the attention kernel); the budget is 4 chunks per question asked
+    assert 1 <= made["written"] <= 2 and made["candidates"] <= 8 and (made["written"] == 2 or made["candidates"] == 8)
     dataset = load_dataset({"format": "jsonl", "corpus": str(REPO / "data/smoke/corpus.jsonl"), "questions": str(result.path)})
     url = {document.doc_id: document.url for document in dataset.documents}
     for question in result.questions:
