@@ -130,11 +130,14 @@ class SentenceTransformersEncoder:
         """The SentenceTransformer itself, loaded on first use."""
         return load_sentence_transformer(self.model, self.device)
 
+    @property
+    def default_batch_size(self) -> int:
+        """:data:`CPU_BATCH_SIZE` when the model runs on CPU, :data:`GPU_BATCH_SIZE` elsewhere."""
+        return CPU_BATCH_SIZE if self.loaded.device.type == "cpu" else GPU_BATCH_SIZE
+
     def encode(self, sentences: list[str], batch_size: int | None = None, **kwargs: Any) -> np.ndarray:
-        """``batch_size`` None: :data:`CPU_BATCH_SIZE` on CPU, :data:`GPU_BATCH_SIZE` elsewhere."""
-        if batch_size is None:
-            batch_size = CPU_BATCH_SIZE if self.loaded.device.type == "cpu" else GPU_BATCH_SIZE
-        return self.loaded.encode(sentences, batch_size=batch_size, **kwargs)
+        """``batch_size`` None: :attr:`default_batch_size`."""
+        return self.loaded.encode(sentences, batch_size=batch_size or self.default_batch_size, **kwargs)
 
 
 @ENCODERS.register("openai")

@@ -34,7 +34,7 @@ if __name__ == "__main__" and "--omp-wait-policy=default" in sys.argv:  # before
 import numpy as np
 
 from rag.embeddings import Embedder, EmbeddingStore
-from rag.encoders import CPU_BATCH_SIZE, GPU_BATCH_SIZE, SentenceTransformersEmbedderConfig, build_encoder
+from rag.encoders import SentenceTransformersEmbedderConfig, build_encoder
 from rag.retrievers import IndexStorage
 from rag.retrievers.dense import DenseParams, DenseRetriever
 
@@ -136,8 +136,7 @@ def compare_throughput(encoder, texts: list[str], queries: list[str], repeats: i
     an empty cache, onnxruntime."""
     import torch
 
-    model = encoder.loaded
-    batch = CPU_BATCH_SIZE if model.device.type == "cpu" else GPU_BATCH_SIZE
+    model, batch = encoder.loaded, encoder.default_batch_size
     with tempfile.TemporaryDirectory() as tmp:
         onnx = OnnxMiniLM(model, Path(tmp))
     model.encode(texts[:64], batch_size=64)  # warm-up

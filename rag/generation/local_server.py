@@ -86,9 +86,9 @@ class ManagedLlamaServer:
         ]
         # llama.cpp defaults to half the cores for token generation; a benchmark machine gives it all.
         cmd += ["--n_threads", str(self.n_threads or os.cpu_count() or 1)]
-        # Flash attention: prompts of ~1,100 tokens (ten chunks) 10% faster on 2 cores, generation the
-        # same; n_batch / n_ubatch (256-2048), a q8_0 KV cache (slower) and n_ctx changed nothing
-        # better (scripts/bench_generation.py, docs/generation.md).
+        # Flash attention: prompts of ~1,100 tokens (ten chunks) 270 instead of 208 tokens/s on 2 cores,
+        # generation 100 instead of 78; n_batch / n_ubatch (256-2048) and a q8_0 KV cache (slower)
+        # did no better (scripts/bench_llama_settings.py, docs/generation.md).
         cmd += ["--flash_attn", "True"]
         return cmd
 

@@ -316,8 +316,7 @@ class SparseBM25(BM25Backend):
         from rag.retrievers.bm25_kernel import top_k_many  # numba loads in about 1 s: only when searching
 
         if self._query_vocabulary is None:
-            self._query_vocabulary = Vocabulary()
-            self._query_vocabulary.terms = dict(self._vocabulary)
+            self._query_vocabulary = Vocabulary(self._vocabulary)
         codes, lengths = tokenizer.encode(texts, self._query_vocabulary)
         known = codes < len(self._vocabulary)
         query_of_code = np.repeat(np.arange(len(texts)), lengths)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from functools import cached_property
 from typing import Literal
 
@@ -49,8 +49,10 @@ class Vocabulary:
     the pieces (see :meth:`Tokenizer.cut`) resolved so far, each once: piece number -> its terms
     as a slice of one growing array of term numbers."""
 
-    def __init__(self) -> None:
-        self.terms: dict[str, int] = {}
+    def __init__(self, terms: Mapping[str, int] | None = None) -> None:
+        """``terms``: start from another vocabulary's terms (numbered 0, 1, ...), so that the terms
+        both know keep their numbers and new ones are numbered after them."""
+        self.terms: dict[str, int] = dict(terms or {})
         self.piece_number: dict[Hashable, int] = {}
         self._starts = np.zeros(1024, dtype=np.int64)  # per piece: first position in _table
         self._widths = np.zeros(1024, dtype=np.int64)  # per piece: how many terms
