@@ -42,6 +42,8 @@ GENERATION = re.compile(r"print:\s+eval time =\s*([\d.]+) ms /\s*(\d+) runs")
 #: name -> (extra server flags, environment overrides); "default" is the project's command as is.
 SETTINGS: dict[str, tuple[list[str], dict[str, str]]] = {
     "default": ([], {}),
+    "extra-buffer-types-on": (["--extra_buffer_types", "on"], {}),
+    "extra-buffer-types-off": (["--extra_buffer_types", "off"], {}),
     "flash-off": (["--flash_attn", "False"], {}),
     "ubatch-256": (["--n_ubatch", "256"], {}),
     "batch-2048-ubatch-1024": (["--n_batch", "2048", "--n_ubatch", "1024"], {}),

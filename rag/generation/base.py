@@ -62,6 +62,11 @@ class Generator(ABC):
         self, requests: Sequence[GenerationRequest], on_result: ProgressCallback | None = None
     ) -> list[GenerationResult]: ...
 
+    def run_facts(self) -> dict:
+        """What the run's manifest records under ``generation`` about how the answers were made
+        beyond the config (the managed local server's settings and deaths); empty by default."""
+        return {}
+
     def close(self) -> None:
         """Release resources (servers, clients)."""
 

@@ -144,7 +144,10 @@ class LocalGeneratorConfig(LLMGeneratorConfig):
     """The managed local llama.cpp server with SmolLM2-135M-Instruct (one request at a time is what
     llama.cpp's Python server processes, hence ``concurrency: 1``). ``n_ctx`` (the server's context
     window): ``null`` lets the run size it to hold the context budget, the rest of the prompt and the
-    answer (:mod:`rag.generation.sizing`); outside a run ``null`` is 4096."""
+    answer (:mod:`rag.generation.sizing`); outside a run ``null`` is 4096. ``extra_buffer_types``:
+    llama.cpp's extra CPU buffer types (weight repacking, AMX) at start; off by default, since they
+    crash on some AMX CPUs and cost nothing measurable here (docs/generation.md); when on, a crash
+    switches them off (:mod:`rag.generation.local_server`)."""
 
     type: Literal["local"] = "local"
     model: str = "smollm2-135m-instruct"
@@ -156,6 +159,7 @@ class LocalGeneratorConfig(LLMGeneratorConfig):
     port: int | None = Field(None, gt=0, lt=65536)
     startup_timeout_s: float = Field(120.0, gt=0)
     max_server_restarts: int = Field(2, ge=0)
+    extra_buffer_types: bool = False
 
 
 class ExtractiveGeneratorConfig(_Strict):

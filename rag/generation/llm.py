@@ -223,7 +223,9 @@ class ChatGenerator(Generator):
                         attempt_errors.append(failure.kind)
                         raise
         except RequestFailure as failure:
-            log.warning("%s: failed after %d attempt(s): %s", request.key, attempts, failure)
+            # a dead server's cause was logged once where it was found; not once per request
+            log.log(logging.DEBUG if failure.kind == "server_dead" else logging.WARNING,
+                    "%s: failed after %d attempt(s): %s", request.key, attempts, failure)
             return GenerationResult(
                 key=request.key, answer=None, error_kind=failure.kind, error_message=failure.message,
                 latency_s=time.perf_counter() - started, attempts=attempts, extra=extra,
@@ -334,22 +336,28 @@ class OpenAIGenerator(ChatGenerator):
 
 @GENERATORS.register("local")
 class LocalGenerator(ChatGenerator):
-    """The managed llama.cpp server with the packaged SmolLM2 GGUF. The server starts on
-    ``__enter__`` (or the first ``generate``), stops on ``close``/``__exit__`` — also on Ctrl-C and
-    errors — and is restarted (at most ``max_server_restarts`` times) if it dies mid-run."""
+    """The managed llama.cpp server with the packaged SmolLM2 GGUF. The server starts (with its
+    self-check, :class:`ManagedLlamaServer`) on ``__enter__`` or the first ``generate``, stops on
+    ``close``/``__exit__`` — also on Ctrl-C and errors — and is restarted (at most
+    ``max_server_restarts`` times) if it dies mid-run; each death is logged once, with its signal
+    and the log's last lines. Once it is dead for good (restarts used up, or a restart failed),
+    :attr:`failure_cause` holds that one line and every remaining request fails at once with it
+    (``error_kind`` ``server_dead``), unsent and without retries."""
 
     def __init__(self, config: LocalGeneratorConfig, cache_dir: Path, server: ManagedLlamaServer, **injected):
         identity = f"llama.cpp:{server.model_path.name}:{server.model_path.stat().st_size}"
         super().__init__(config, cache_dir, base_url=server.base_url, endpoint_id=identity, api_key=None, **injected)
         self.server = server
         self.restarts = 0
+        self.deaths: list[str] = []
+        self.failure_cause: str | None = None
 
     @classmethod
     def from_config(cls, config: LocalGeneratorConfig, cache_dir: Path, **injected) -> "LocalGenerator":
         server = ManagedLlamaServer(
             smollm2_gguf_path(), Path(cache_dir) / "llama_server.log", model_alias=config.model,
             port=config.port, n_ctx=config.n_ctx or DEFAULT_N_CTX, n_threads=config.n_threads,
-            startup_timeout_s=config.startup_timeout_s,
+            startup_timeout_s=config.startup_timeout_s, extra_buffer_types=config.extra_buffer_types,
         )
         return cls(config, cache_dir, server, **injected)
 
@@ -362,21 +370,43 @@ class LocalGenerator(ChatGenerator):
         return self
 
     def generate(self, requests, on_result=None):
-        self.server.start()
+        if self.server.pid is None:  # not started yet; a server that died is _ensure_endpoint's
+            self.server.start()
         return super().generate(requests, on_result)
+
+    def run_facts(self) -> dict:
+        """``local_server``: the extra buffer types in use at the end, the self-check, restarts, each
+        death (signal and log lines), the starts that switched the extra buffer types off, and the
+        failure cause when the server was given up."""
+        return {"local_server": {
+            "extra_buffer_types": "on" if self.server.extra_buffer_types else "off",
+            "self_check": self.server.self_check, "restarts": self.restarts, "deaths": self.deaths,
+            "extra_buffer_types_switched_off_after": self.server.fallbacks, "failure": self.failure_cause,
+        }}
 
     async def _ensure_endpoint(self) -> None:
         # Runs in the event-loop thread on purpose: a server started from a short-lived executor
         # thread would receive its parent-death signal when that thread ends.
-        if self.server.is_running() or self.restarts >= self.config.max_server_restarts:
+        if self.failure_cause is not None:
+            raise RequestFailure("server_dead", self.failure_cause, False)
+        if self.server.is_running():
             return
+        death = str(self.server.death())
+        self.deaths.append(death)
+        if self.restarts >= self.config.max_server_restarts:
+            self._give_up(f"{death}; not restarted ({self.restarts} of max_server_restarts "
+                          f"{self.config.max_server_restarts} used)")
         self.restarts += 1
-        log.warning("local LLM server died (log: %s); restart %d of %d", self.server.log_path,
-                    self.restarts, self.config.max_server_restarts)
+        log.warning("%s; restart %d of %d", death, self.restarts, self.config.max_server_restarts)
         try:
-            self.server.start()
+            self.server.restart()
         except BenchError as exc:
-            log.error("restarting the local LLM server failed: %s", exc)
+            self._give_up(f"{death}; restart {self.restarts} of {self.config.max_server_restarts} failed: {exc}")
+
+    def _give_up(self, cause: str) -> None:
+        self.failure_cause = cause
+        log.error("%s; the remaining answers fail without being sent", cause)
+        raise RequestFailure("server_dead", cause, False)
 
     def close(self) -> None:
         try:

@@ -15,6 +15,9 @@ error_kind             retried    cause
 ``auth_error``         no         HTTP 401 / 403
 ``client_error``       no         any other HTTP 4xx (bad model name, prompt too long, ...)
 ``unexpected_error``   no         anything else (the exception type is in the message)
+``server_dead``        no         the managed local server died and is not restarted again; the
+                                  request is not sent, the message is the one-line cause (signal,
+                                  log lines) shared by every such request
 =====================  =========  ==============================================================
 """
 

@@ -189,6 +189,7 @@ def _run_stages(
     closed_book = closed_book_methods(config.baselines)
     generations: dict[str, GenerationResult] = {}
     generation_facts: list[str] = []
+    generator_facts: dict[str, Any] = {}  # the generator's own record (the managed server's settings)
     asked: dict[str, set[str]] = {name: set() for name in question_sets}
     if config.generation is not None:
         asked = answered_questions(config, question_sets)
@@ -197,6 +198,7 @@ def _run_stages(
         with timer.stage("generate"):
             with generator_factory(generator_config, config.cache_dir / "generation") as generator:
                 generations = generate_answers(generator, requests, options.progress)
+                generator_facts = generator.run_facts()
         counts = GenerationCounts.of(generations.values())
         generation_facts = counts.facts(getattr(generator_config, "context_token_budget", None))
         manifest.update(generator_resolved=generator_config.model_dump(mode="json"), generation_counts=counts.as_dict())
@@ -282,7 +284,7 @@ def _run_stages(
         "complete",
         timings=timer.seconds,
         methods=methods,
-        generation={"requests": len(generations), "failures": failures},
+        generation={"requests": len(generations), "failures": failures, **generator_facts},
     )
     return RunResult(run_dir.path, comparison, per_query, dict(timer.seconds), manifest.data)
 

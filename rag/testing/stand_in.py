@@ -21,7 +21,9 @@ Fault kinds (:data:`FAULTS`): ``ok``, ``error_500``, ``error_503``, ``rate_limit
 ``slow_s``), ``drop_connection`` (closes the socket without a response), ``bad_request_400``,
 ``echo_auth_500`` (a 500 whose body echoes the Authorization header, to test secret redaction).
 With ``echo_auth`` set, every normal answer ends with the request's Authorization header (a server
-that leaks the key into a 200 answer).
+that leaks the key into a 200 answer). With ``crash_on_completion`` N > 0 the server's process kills
+itself with ``SIGSEGV`` on its N-th chat completion request, before answering (a native crash of the
+server, as llama.cpp's; :mod:`rag.testing.llama_stand_in` runs it in the managed server's place).
 
 Run it in-process (``with StandInServer(...) as server: server.base_url``) or as a process
 (``with StandInProcess("--latency", "0.2") as proc: proc.base_url``; the command line
@@ -35,6 +37,7 @@ import argparse
 import base64
 import hashlib
 import json
+import os
 import random
 import re
 import signal
@@ -67,6 +70,7 @@ class StandInSettings:
     seed: int = 0
     model: str = "stand-in"
     echo_auth: bool = False
+    crash_on_completion: int = 0
     embedding_model: str = "all-MiniLM-L6-v2"
 
 
@@ -129,6 +133,8 @@ class _Handler(BaseHTTPRequestHandler):
         request = json.loads(body)
         user_text = next((m["content"] for m in reversed(request["messages"]) if m["role"] == "user"), "")
         fault = owner.choose_fault(user_text)
+        if owner.stats.completions_requests == owner.settings.crash_on_completion:
+            os.kill(os.getpid(), signal.SIGSEGV)
         time.sleep(owner.settings.latency_s)
         self._respond(fault, request, user_text)
 

@@ -9,6 +9,8 @@ import httpx
 import pytest
 
 from rag.generation import GenerationRequest, LocalGeneratorConfig, build_generator
+from rag.generation.local_server import ManagedLlamaServer
+from rag.models import smollm2_gguf_path
 
 pytestmark = pytest.mark.slow
 
@@ -64,7 +66,10 @@ def test_smollm2_answers_from_context_and_the_server_is_stopped(tmp_path, monkey
         assert models_answer(base_url)
         environment = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
         assert b"OMP_WAIT_POLICY=PASSIVE" in environment and b"GOMP_SPINCOUNT=3000" in environment  # spin briefly, then sleep
-        assert "--flash_attn" in open(f"/proc/{pid}/cmdline", "rb").read().decode().split("\0")
+        command = open(f"/proc/{pid}/cmdline", "rb").read().decode().split("\0")
+        assert "--flash_attn" in command
+        assert command[command.index("--extra_buffer_types") + 1] == "off"  # the default (docs/generation.md)
+        assert generator.server.self_check == "ok"
         results = generator.generate(requests())
     assert_stopped(pid)
     assert not models_answer(base_url)
@@ -101,3 +106,22 @@ def test_a_server_dying_mid_run_is_restarted_and_the_run_finishes(tmp_path):
     assert all(r.answer for r in results), results
     assert any(r.attempts > 1 for r in results)  # the question in flight saw the dead server
     assert_stopped(restarted_pid)
+
+
+@pytest.mark.parametrize("extra_buffer_types", [False, True])
+def test_the_extra_buffer_types_setting_reaches_llama_cpp(tmp_path, extra_buffer_types):
+    """llama.cpp's own load log: with the extra buffer types on it considers them for every weight
+    (``CPU_REPACK`` where the CPU has repacked kernels, ``AMX`` where it has AMX), with them off never."""
+    log_path = tmp_path / "server.log"
+    server = ManagedLlamaServer(smollm2_gguf_path(), log_path, model_alias="smollm2", n_ctx=512, verbose=True,
+                                extra_buffer_types=extra_buffer_types)
+    with server:
+        assert server.self_check == "ok"
+    log = log_path.read_text(errors="replace")
+    assert "load_tensors:" in log  # llama.cpp's load log is there
+    considered = re.search(r"preferred buffer type (CPU_REPACK|AMX)|(CPU_REPACK|AMX) model buffer size", log)
+    offered = re.search(r"REPACK = 1|AMX_INT8 = 1", log)  # llama.cpp's system info: this build has one
+    if not extra_buffer_types:
+        assert not considered, considered
+    elif offered:
+        assert considered, log[-3000:]
