@@ -1,7 +1,8 @@
 """Benchmark: llama.cpp server settings for the local SmolLM2, on prompts shaped like the main job's.
 
 Each setting starts ``python -m llama_cpp.server`` with the project's command (``ManagedLlamaServer``:
-the packaged SmolLM2 GGUF, all cores, flash attention, OpenMP's short spin) plus the setting's flags
+through ``rag.generation.llama_launcher`` with llama.cpp's extra CPU buffer types off, the packaged
+SmolLM2 GGUF, all cores, flash attention, OpenMP's short spin) plus the setting's flags
 and environment, then sends ``--prompts`` chat requests of ten bundled wiki chunks and a question
 (about 1,100 prompt tokens, like the wiki config's answers), each twice: ``max_tokens=1`` (prompt
 processing: its wall time) and ``max_tokens=64`` (the prompt is then in the KV cache, so the

@@ -42,6 +42,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 import openai
@@ -403,7 +404,7 @@ class LocalGenerator(ChatGenerator):
         except BenchError as exc:
             self._give_up(f"{death}; restart {self.restarts} of {self.config.max_server_restarts} failed: {exc}")
 
-    def _give_up(self, cause: str) -> None:
+    def _give_up(self, cause: str) -> NoReturn:
         self.failure_cause = cause
         log.error("%s; the remaining answers fail without being sent", cause)
         raise RequestFailure("server_dead", cause, False)

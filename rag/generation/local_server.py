@@ -162,6 +162,8 @@ class ManagedLlamaServer:
         except ServerCrashed as crash:
             if not (self.extra_buffer_types and crash.by_signal):
                 raise
+            log.warning("with llama.cpp's extra CPU buffer types on, %s; starting it again with them off "
+                        "(a known llama.cpp crash on CPUs with AMX, docs/generation.md)", crash)
             self._switch_extra_buffer_types_off(crash)
             try:
                 self._launch()
@@ -175,7 +177,9 @@ class ManagedLlamaServer:
         that crashes)."""
         if self._process is not None and self._process.poll() is not None and self.extra_buffer_types:
             death = self.death()
-            if death.by_signal:
+            if death.by_signal:  # the caller has reported the death itself
+                log.warning("restarting the local LLM server with llama.cpp's extra CPU buffer types off "
+                            "(it died by a signal with them on; docs/generation.md)")
                 self._switch_extra_buffer_types_off(death)
         self.start()
 
@@ -189,8 +193,6 @@ class ManagedLlamaServer:
                              by_signal=returncode < 0)
 
     def _switch_extra_buffer_types_off(self, crash: ServerCrashed) -> None:
-        log.warning("%s, with llama.cpp's extra CPU buffer types on; starting it again with them off "
-                    "(a known llama.cpp crash on CPUs with AMX, docs/generation.md)", crash)
         self.fallbacks.append(str(crash))
         self.extra_buffer_types = False
 
