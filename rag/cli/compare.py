@@ -32,7 +32,8 @@ def main(argv: Sequence[str]) -> int:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     output = args.output_dir or Path("runs") / "compare" / stamp
     write_comparison(comparison, output, "as in the runs", "as in the runs")
-    print(*warnings, sep="\n")
+    for warning in warnings:
+        print(warning)
     print(f"{n_shared} shared question{'' if n_shared == 1 else 's'} per method; runs: " + ", ".join(run_labels(args.runs)))
     print("Verdict (best method, margin over the runner-up with its paired 95% CI):")
     print("\n".join(verdict_lines(comparison)), "", *terminal_tables(comparison), f"Outputs: {output}", sep="\n")

@@ -171,8 +171,8 @@ def headline(failures: AnswerFailures | None, judged: Mapping[str, Sequence[str]
     """The headline sentences, failures first; empty when there is nothing to warn about."""
     lines = [line] if failures is not None and (line := failures.line()) else []
     for question_set, reasons in judged.items():
-        lines.append(f"{question_set}: the questions cannot separate the methods - {'; '.join(reasons)}; "
-                     "its recommendation below does not stand on them")
+        lines.append(f"{question_set}: its questions cannot separate the methods - {'; '.join(reasons)}; "
+                     "the recommendation below does not stand on this set")
     return [f"WARNING {line}" for line in lines]
 
 

@@ -53,7 +53,8 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
         "",
         "Stage times:",
         *timer_lines,
-        f"Generation failures: {failures}" + (" (counted, not averaged in)" if failures else ""),
+        f"Generation failures: {failures}" + (" (counted; the answer results of a set with one are withheld)"
+                                              if failures else ""),
         *([f"Files: {files['read']} read, {files['skipped']} skipped, {result.manifest.get('chunks', {}).get('count')} chunks"]
           if files else []),
         "Invalid records or files skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
