@@ -94,7 +94,7 @@ class AnswerFailures:
         if not self.failed:
             return None
         scope = ("answer results withheld" if self.experiment_failed
-                 else f"answer results withheld for {', '.join(self.withheld_sets)} (every set with a failure; "
+                 else f"answer results withheld for {', '.join(self.withheld_sets)} (every set with a failure; those of "
                       f"{', '.join(s for s in self.answered_sets if s not in self.by_set)} stand)")
         per_method = ", ".join(f"{m} {n}" for m, n in self.by_method.items())
         return (f"answers: {self.failed} of {self.requested} failed - {scope}; per method: {per_method}; "

@@ -1,6 +1,7 @@
-"""Issue 28, "Failures are part of the verdict", end to end on the tiny BM25-only data set against
-the stand-in OpenAI-compatible server: every answer failing (500s), one set failing beside one that
-stands, and ``rag-bench compare`` over a run with failed answers."""
+"""The headline, end to end on the tiny BM25-only data set. Issue 28, "Failures are part of the
+verdict", against the stand-in OpenAI-compatible server: every answer failing (500s), one set
+failing beside one that stands, and ``rag-bench compare`` over a run with failed answers; issue 27,
+a set too small to judge."""
 
 from __future__ import annotations
 
@@ -89,3 +90,15 @@ def test_compare_names_the_run_with_failed_answers_first(tmp_path: Path, capsys:
                  "--output-dir", str(tmp_path / "cmp"), "--n-resamples", "200"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("WARNING run ") and "answers: 4 of 4 failed" in first and "failed" in first.split(":")[0] + first
+
+
+def test_a_set_too_small_to_judge_is_said_first(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    corpus, questions = write_tiny_dataset(tmp_path / "data")
+    config = tiny_config(tmp_path, corpus, questions, generation=None)
+    assert main(["--config", str(config), "--quiet"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("WARNING questions: its questions cannot separate the methods - ") and \
+        "too few questions (4 < 30)" in " ".join(lines[:3])
+    figures = lines.index("Question sets (kept of asked, leak, lexical bias, ceiling):")
+    assert lines[figures + 1].strip().startswith("questions: 4 questions, leak n/a, lexical bias n/a")
+    assert json.loads((only_run(tmp_path) / "manifest.json").read_text())["status"] == "complete"
