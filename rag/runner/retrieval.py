@@ -16,6 +16,8 @@ run's), so its measured time is its own step only, and the cost :meth:`Retrieval
 returns (``search_ms``) is that step plus its inputs' costs on the same question, recursively; a dense
 retriever's is its query embedding plus its search (an embedding already in the embedding store is
 read, not computed, so a run after one that embedded the same questions measures the search alone).
+A retriever that uses another's model rather than its rankings (``milvus_hybrid`` reads its dense
+retriever's vectors and query embeddings) runs its own search, and its time is its own.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from rag.io_utils import atomic_write_json, sha256_text
 from rag.progress import progress
 from rag.retrievers import build_retriever
 from rag.retrievers.base import IndexStorage, Retriever, RetrieverParams
+from rag.retrievers.fusion import FusionParams
 from rag.runner.timing import StageTimer
 from rag.types import Chunk, Ranking
 
@@ -124,7 +127,7 @@ class RetrievalStage:
     def _cache_path(self, name: str, suffix: str = "", depth: int | None = None) -> Path:
         key_data = {"retriever": spec_fingerprint(self.config, name), "chunks": self.chunks_fingerprint,
                     "k": depth or self.config.depth}
-        if self.config.retriever(name).params.requires():
+        if isinstance(self.config.retriever(name).params, FusionParams):
             key_data["timing"] = "own step"  # a fusion's time no longer includes its inputs' searches
         key = sha256_text(json.dumps(key_data, sort_keys=True))
         return self.config.cache_dir / "retrieval" / f"{name}-{key[:24]}{suffix}.json"
@@ -134,13 +137,15 @@ class RetrievalStage:
         the cache), each with its whole cost per question in ``search_ms`` (the module docstring)."""
         depth = depth or self.config.depth
         spec = self.config.retriever(name)
-        inputs = {dep: self.rankings(dep, queries, spec.params.depth or depth) for dep in spec.params.requires()}
+        inputs = ({dep: self.rankings(dep, queries, spec.params.depth or depth) for dep in spec.params.requires()}
+                  if isinstance(spec.params, FusionParams) else {})
         cache = RetrievalCache(self._cache_path(name, depth=depth), self.chunk_ids)
         missing = cache.missing(queries)
         if missing:
             retriever = self._indexed(name)
-            retriever.bind({dep: ServedRankings(dep, self.config.retriever(dep).params, served)
-                            for dep, served in inputs.items()})
+            if inputs:
+                retriever.bind({dep: ServedRankings(dep, self.config.retriever(dep).params, served)
+                                for dep, served in inputs.items()})
             with self.timer.stage(f"retrieve:{name}"):
                 bar = progress(total=len(missing), desc=f"retrieve {name}", unit="q", enabled=self.progress)
                 try:
@@ -198,7 +203,11 @@ class RetrievalStage:
         if name in self.built:
             return self.built[name]
         spec = self.config.retriever(name)
-        retriever = build_retriever(spec.name, spec.type, spec.params)  # a fusion's inputs: bound in rankings()
+        retriever = build_retriever(spec.name, spec.type, spec.params)
+        if not isinstance(spec.params, FusionParams):  # a fusion's inputs are bound in rankings(), served
+            for dependency in retriever.requires():
+                self._indexed(dependency)
+            retriever.bind(dict(self.built))
         with self.timer.stage(f"index:{name}"):
             build_with_marker(self.index_root, name, lambda directory: retriever.index(self.chunks, directory))
         self.built[name] = retriever
