@@ -111,11 +111,13 @@ class QuestionFigures:
     lexical_bias: float | None = None  # mean share of content words copied from the chunk
 
     @classmethod
-    def of(cls, questions: int, provenance: Mapping[str, Any] | None) -> "QuestionFigures":
+    def of(cls, questions: int, provenance: Mapping[str, Any] | None, leak: float | None = None) -> "QuestionFigures":
         """From a question set's provenance sidecar (:mod:`rag.data.questions.provenance`), if any:
-        ``requested``, ``leak`` (a share, or a mapping with ``share``) and ``lexical_bias.mean``."""
+        ``requested``, ``leak`` (a share, or a mapping with ``share``) and ``lexical_bias.mean``; a
+        ``leak`` measured on the set itself (given sets have no sidecar) wins over the sidecar's."""
         made = provenance or {}
-        leak = made.get("leak")
+        if leak is None:
+            leak = made.get("leak")
         if isinstance(leak, Mapping):
             leak = leak.get("share")
         bias = made.get("lexical_bias") or {}
