@@ -17,6 +17,8 @@ from rag.testing.stand_in import StandInServer, StandInSettings
 
 from .conftest import question_line, tiny_config, write_tiny_dataset
 
+pytestmark = pytest.mark.slow
+
 
 def generation(server: StandInServer) -> dict:
     return {"generator": {"type": "openai", "base_url": server.base_url, "model": "stand-in", "concurrency": 1,
@@ -35,24 +37,33 @@ def headline_items(html: str) -> list[str]:
     return re.findall(r"<li>(.*?)</li>", match.group(1), re.S)
 
 
+@pytest.mark.parametrize(("fault", "cause"), [
+    ("error_500", "server_error: InternalServerError: Error code: 500"), ("malformed_json", "malformed_response: "),
+    ("empty_content", "empty_response: "), ("drop_connection", "connection: APIConnectionError"),
+])
 def test_every_answer_failing_is_the_headline_and_the_exit_code(
-    tmp_path: Path, capsys: pytest.CaptureFixture
+    tmp_path: Path, capsys: pytest.CaptureFixture, fault: str, cause: str
 ) -> None:
     corpus, questions = write_tiny_dataset(tmp_path / "data")
-    with StandInServer(StandInSettings(error_rate=1.0)) as server:  # a 500 for every request
+    marked = [json.loads(line) for line in questions.read_text().splitlines()]
+    questions.write_text("".join(json.dumps({**q, "question": f"{q['question']} [[faults:{fault}]]"}) + "\n"
+                                 for q in marked))  # every attempt of every answer meets the fault
+    with StandInServer(StandInSettings()) as server:
         config = tiny_config(tmp_path, corpus, questions, generation=generation(server))
         assert main(["--config", str(config), "--quiet"]) == EXIT_ANSWERS_FAILED == 3
+        assert server.stats.faults[fault] >= 4
     out = capsys.readouterr().out
     first = out.strip().splitlines()[0]
     assert first.startswith("WARNING answers: 4 of 4 failed - answer results withheld;"), out
-    assert "per method: bm25 4" in out and "cause: " in out and "500" in out.split("cause: ", 1)[1][:300]
+    flat = " ".join(out.split())  # the terminal wraps lines at 100 columns
+    assert "per method: bm25 4; cause: " + cause in flat
     run = only_run(tmp_path)
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["status"] == "partial"
     assert manifest["generation"]["failures"] == 4 and manifest["generation"]["failures_by_method"] == {"bm25": 4}
     assert manifest["generation"]["experiment_failed"] is True
     item = headline_items((run / "report.html").read_text())[0]  # then: too few questions to judge
-    assert "answers: 4 of 4 failed - answer results withheld" in item and "500" in item
+    assert "answers: 4 of 4 failed - answer results withheld" in item and cause in item
 
 
 def test_a_set_with_a_failed_answer_is_withheld_and_the_other_stands(
