@@ -3,7 +3,8 @@
 Holds the effective config, the CLI options, package versions, Python and platform, the SHA-256 of
 every data source file, of the documents, of the chunks and of each question set, the seed, counts
 (documents, chunks, questions, records skipped as invalid, generation failures), the timing of each
-stage, and the run status (``running``, ``complete``, ``interrupted``, ``failed``). It is rewritten
+stage, and the run status (``running``, ``complete``, ``partial`` — finished with failed answers, counted per
+method under ``generation`` —, ``interrupted``, ``failed``). It is rewritten
 atomically at each status change, and every string in it passes through the secret redactor.
 """
 

@@ -15,6 +15,11 @@ code  meaning
 0     success
 2     a user error (:class:`rag.errors.BenchError`): bad config, bad data, missing file, a remote
       endpoint without its API key; the line names the file/line or the key
+3     the run finished (manifest status ``partial``) but its whole answer experiment failed: every
+      question set sent to the generator has a failed answer, so no answer result stands (the
+      rule: :mod:`rag.results.headline`); retrieval results are written as usual. A run with some
+      failed answers and some set left standing exits 0 with status ``partial``; both say so on
+      the first lines. ``--resume`` sends the failed answers again
 74    a file-system error (``EX_IOERR``): read-only or full disk, no permission; the line names
       the path. Nothing half-written is left: free the space and re-run (with ``--resume`` once the
       run directory exists)
@@ -41,14 +46,14 @@ from contextlib import contextmanager
 
 from evaluation.files import FileFormatError
 from rag.cli.common import (
-    EXIT_BUG, EXIT_INTERRUPTED, EXIT_IO_ERROR, EXIT_OK, EXIT_TERMINATED, EXIT_USER_ERROR, package_version,
+    EXIT_ANSWERS_FAILED, EXIT_BUG, EXIT_INTERRUPTED, EXIT_IO_ERROR, EXIT_OK, EXIT_TERMINATED, EXIT_USER_ERROR, package_version,
 )
 from rag.errors import BenchError
 from rag.progress import PROGRESS_ENV
 from rag.runner.rundir import resumable_run
 from rag.secrets import Redactor
 
-__all__ = ["main", "EXIT_OK", "EXIT_BUG", "EXIT_USER_ERROR", "EXIT_IO_ERROR", "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
+__all__ = ["main", "EXIT_OK", "EXIT_ANSWERS_FAILED", "EXIT_BUG", "EXIT_USER_ERROR", "EXIT_IO_ERROR", "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
 
 SUBCOMMANDS = ("run", "compare", "sweep", "questions")
 USAGE = f"""usage: rag-bench [run] --config C [options] | rag-bench {{{','.join(SUBCOMMANDS[1:])}}} ... | rag-bench --version

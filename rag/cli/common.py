@@ -12,6 +12,7 @@ from importlib import metadata
 from rag.errors import ConfigError
 
 EXIT_OK, EXIT_BUG, EXIT_USER_ERROR, EXIT_IO_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 74, 130, 143
+EXIT_ANSWERS_FAILED = 3  # the run finished, but no answer result stands (rag.results.headline.AnswerFailures)
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -27,10 +27,13 @@ def main(argv: Sequence[str]) -> int:
         raise ConfigError("--n-resamples", f"{args.n_resamples}: expected 1 to {MAX_RESAMPLES:,}")
     if args.seed < 0:
         raise ConfigError("--seed", f"{args.seed}: expected a non-negative integer")
-    comparison, n_shared = compare_runs(args.runs, StatisticsSettings(n_resamples=args.n_resamples, seed=args.seed))
+    comparison, n_shared, warnings = compare_runs(args.runs, StatisticsSettings(n_resamples=args.n_resamples,
+                                                                                seed=args.seed))
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     output = args.output_dir or Path("runs") / "compare" / stamp
     write_comparison(comparison, output, "as in the runs", "as in the runs")
+    for warning in warnings:
+        print(warning)
     print(f"{n_shared} shared question{'' if n_shared == 1 else 's'} per method; runs: " + ", ".join(run_labels(args.runs)))
     print("Verdict (best method, margin over the runner-up with its paired 95% CI):")
     print("\n".join(verdict_lines(comparison)), "", *terminal_tables(comparison), f"Outputs: {output}", sep="\n")

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from rag.cli.common import EXIT_OK, ArgumentParser, add_selection_options, overrides_from_args
+from rag.cli.common import EXIT_ANSWERS_FAILED, EXIT_OK, ArgumentParser, add_selection_options, overrides_from_args
 from rag.errors import ConfigError
 from rag.progress import PROGRESS_ENV
 from rag.secrets import Redactor
@@ -54,21 +55,25 @@ def main(argv: Sequence[str], use_redactor) -> int:
         os.environ[PROGRESS_ENV] = "off"  # every bar of ours, and the libraries' (rag.progress); rag.cli restores it
     config = _config(args)
     redactor = use_redactor(Redactor.for_config(config))
+    earlier: dict[str, float] = {}
     if args.docs is not None and args.questions is None:
         from rag.data.questions.provenance import provenance_fact
         from rag.runner.documents import with_made_questions
 
+        began = time.perf_counter()
         config, made = with_made_questions(config, args.n_questions, args.question_generator, progress=not args.quiet)
+        earlier["questions"] = time.perf_counter() - began
         print(redactor.text(provenance_fact("your documents", made.provenance)
                             + (" (cached)" if made.cached else "")), flush=True)
     from rag.runner.pipeline import RunOptions, run_benchmark
     from rag.runner.summary import summary_text
 
     options = RunOptions(output_dir=args.output_dir.resolve() if args.output_dir else None,
-                         resume=args.resume, skip_invalid=args.skip_invalid, progress=not args.quiet)
+                         resume=args.resume, skip_invalid=args.skip_invalid, progress=not args.quiet,
+                         earlier_stages=earlier)
     result = run_benchmark(config, options)
     print(redactor.text(summary_text(result, verbose=args.verbose)))
-    return EXIT_OK
+    return EXIT_ANSWERS_FAILED if result.answers.experiment_failed else EXIT_OK
 
 
 def _config(args: argparse.Namespace):

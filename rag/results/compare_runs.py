@@ -5,7 +5,9 @@ Each run's methods become ``<run label>:<method>`` (the label is the run directo
 parent's for the timestamped directories the runner makes, made unique with a number). The runs are
 paired on the questions they share — same question set, id and text — and only on those; metrics
 are the columns every run has (each left out is named in a warning, as is a run whose manifest does
-not say ``complete``). The output is the same comparison as a run's: means with CIs, paired
+not say ``complete`` or ``partial``). A run with failed answers is named on the first lines of the
+output (:func:`failed_answer_lines`), and a question set with a failed answer in any run has its
+answer results withheld, as in a run (:mod:`rag.results.headline`). The output is the same comparison as a run's: means with CIs, paired
 tests, each method's difference from the first, and the verdict, printed and written to
 ``--output-dir`` by ``rag-bench compare`` (:mod:`rag.cli.compare`): comparison.{csv,md,json}, pairwise.csv.
 """
@@ -23,6 +25,7 @@ from rag.errors import BenchError
 from rag.results import schema
 from rag.results.comparison import Comparison, StatisticsSettings, compare
 from rag.results.csv_files import read_csv
+from rag.results.headline import AnswerFailures
 
 log = logging.getLogger(__name__)
 NON_METRIC_COLUMNS = {*schema.STATISTICS_INPUTS, schema.ATTEMPTS, schema.CHUNKS_USED}
@@ -66,7 +69,7 @@ def metric_columns(per_query: pd.DataFrame) -> list[str]:
 def warn_unfinished(run_dir: Path, manifest: dict) -> None:
     """A warning for a run whose manifest does not say ``complete`` (failed, interrupted, or none)."""
     status = manifest.get("status") if isinstance(manifest, dict) else None
-    if status != "complete":
+    if status not in ("complete", "partial"):
         log.warning("%s: the run did not complete (manifest status %s); its per_query.csv may hold partial or "
                     "stale results", run_dir, repr(status) if status else "missing")
 
@@ -83,9 +86,10 @@ def shared_metrics(tables: Sequence[pd.DataFrame], labels: Sequence[str]) -> lis
     return shared
 
 
-def combine(run_dirs: Sequence[Path]) -> tuple[pd.DataFrame, list[str]]:
-    """One per-query table over the shared questions, methods renamed ``<label>:<method>``; a run that
-    did not complete and a metric not every run has are warned about (:func:`warn_unfinished`,
+def combine(run_dirs: Sequence[Path]) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """One per-query table over the shared questions, methods renamed ``<label>:<method>``, its
+    metrics, and a line per run with failed answers (:func:`failed_answer_lines`); a run that did not
+    finish and a metric not every run has are warned about (:func:`warn_unfinished`,
     :func:`shared_metrics`)."""
     runs = [read_run(path) for path in run_dirs]
     for path, (_, manifest) in zip(run_dirs, runs):
@@ -101,13 +105,23 @@ def combine(run_dirs: Sequence[Path]) -> tuple[pd.DataFrame, list[str]]:
     for label, table in zip(run_labels(run_dirs), tables):
         keep = [tuple(row) in shared for row in table[keys].astype(str).to_numpy()]
         frames.append(table[keep].assign(**{schema.METHOD: label + ":" + table.loc[keep, schema.METHOD].astype(str)}))
-    return pd.concat(frames, ignore_index=True), metrics
+    return pd.concat(frames, ignore_index=True), metrics, failed_answer_lines(run_dirs, tables)
 
 
-def compare_runs(run_dirs: Sequence[Path], settings: StatisticsSettings) -> tuple[Comparison, int]:
-    """The comparison over the shared questions and the number of shared questions."""
+def failed_answer_lines(run_dirs: Sequence[Path], tables: Sequence[pd.DataFrame]) -> list[str]:
+    """``WARNING run <label> (<dir>): answers: 168 of 168 failed - ...`` for each run with failed answers."""
+    lines = []
+    for label, path, table in zip(run_labels(run_dirs), run_dirs, tables):
+        if schema.GENERATION_STATUS in table and (line := AnswerFailures.of(table).line()):
+            lines.append(f"WARNING run {label} ({path}): {line}")
+    return lines
+
+
+def compare_runs(run_dirs: Sequence[Path], settings: StatisticsSettings) -> tuple[Comparison, int, list[str]]:
+    """The comparison over the shared questions, the number of shared questions, and the headline:
+    one line per run with failed answers (:func:`failed_answer_lines`)."""
     if len(run_dirs) < 2:
         raise BenchError("compare: give at least two run directories")
-    combined, metrics = combine(run_dirs)
+    combined, metrics, warnings = combine(run_dirs)
     n_shared = combined.groupby(schema.METHOD).size().iloc[0]
-    return compare(combined, metrics, settings), int(n_shared)
+    return compare(combined, metrics, settings), int(n_shared), warnings

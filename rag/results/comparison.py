@@ -3,7 +3,9 @@ paired tests between every pair of methods, each method's paired difference from
 verdict per question set and headline metric.
 
 Answer metrics are averaged over answered questions only (failed generations are counted in
-``failures`` and never averaged in as zeros). Markers in the ranx style: a method's cell carries the
+``failures`` and never averaged in as zeros). A question set with any failed answer has every answer
+result withheld (:func:`withhold_failed_answers`; the rule: :mod:`rag.results.headline`): its answer
+columns count as undefined, so it has no answer mean, test, verdict or lift. Markers in the ranx style: a method's cell carries the
 letters of the methods it beats with p < alpha under the named paired test on the same questions.
 
 The verdict of a question set and metric: the method with the highest mean (the first in config order
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import math
 import string
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +36,7 @@ import pandas as pd
 from evaluation import bootstrap_ci
 from evaluation.stats import compare_metrics
 from rag.results import schema
+from rag.results.headline import AnswerFailures
 from rag.results.recommendation import Recommendation, default_primary, recommend
 
 #: The ``question_set`` label of the lifts pooled over every answered set.
@@ -66,6 +69,7 @@ class Comparison:
     lifts: pd.DataFrame = field(default_factory=pd.DataFrame)
     recommendation: Recommendation | None = None
     control: str | None = None
+    answers_withheld: dict[str, int] = field(default_factory=dict)  # set -> failed answers (results withheld)
 
     @property
     def test_name(self) -> str:
@@ -89,6 +93,8 @@ def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: Statistic
     recommendation reads (default :func:`default_primary`); ``control``: the method answer lifts are
     measured from (closed_book; none: no lifts)."""
     metrics = list(metrics)
+    withheld = AnswerFailures.of(per_query).by_set
+    per_query = withhold_failed_answers(per_query, metrics, withheld)
     methods = list(dict.fromkeys(per_query[schema.METHOD]))
     letters = {method: string.ascii_lowercase[i % 26] for i, method in enumerate(methods)}
     rows: dict[tuple[str, str], dict[str, Any]] = {}
@@ -115,16 +121,28 @@ def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: Statistic
     for metric in metrics:
         table[f"{metric}_beats"] = [_beaten(pairwise, row.question_set, metric, row.method, letters)
                                     for row in table.itertuples()]
-    comparison = Comparison(table, pairwise, metrics, settings, letters)
+    comparison = Comparison(table, pairwise, metrics, settings, letters, answers_withheld=withheld)
     comparison.differences = paired_differences(per_query, metrics, baseline or methods[0], settings)
     comparison.verdicts = verdicts(per_query, comparison)
     comparison.control = control
     if control is not None and control in methods:
-        comparison.lifts = answer_lifts(per_query, [m for m in metrics if m in schema.ANSWER_COLUMNS], control, settings)
+        comparison.lifts = answer_lifts(per_query[~per_query[schema.QUESTION_SET].isin(withheld)],
+                                        [m for m in metrics if m in schema.ANSWER_COLUMNS], control, settings)
     primary = primary or default_primary(metrics)
     if primary is not None:
         comparison.recommendation = recommend(table, pairwise, primary, settings.alpha)
     return comparison
+
+
+def withhold_failed_answers(per_query: pd.DataFrame, metrics: Sequence[str], sets: Collection[str]) -> pd.DataFrame:
+    """``per_query`` with the answer metrics of the question sets ``sets`` (those holding a failed
+    answer: :attr:`AnswerFailures.withheld_sets`) set to NaN, all their rows, every method."""
+    answer_columns = [m for m in metrics if m in schema.ANSWER_COLUMNS and m in per_query]
+    if not sets or not answer_columns:
+        return per_query
+    blanked = per_query.copy()
+    blanked.loc[blanked[schema.QUESTION_SET].isin(list(sets)), answer_columns] = math.nan
+    return blanked
 
 
 def answer_lifts(per_query: pd.DataFrame, metrics: Sequence[str], control: str,

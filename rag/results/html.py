@@ -1,6 +1,8 @@
 """``report.html``: one self-contained page (no network) for a reader who wants to act.
 
-Top to bottom: the recommendation (per question set and overall, with its rule) and each method's
+Top to bottom: the headline (failed answers, question sets that cannot separate the methods:
+:mod:`rag.results.headline`), the recommendation (per question set and overall, with its rule) beside each
+question set's figures (kept/asked, leak, lexical bias, ceiling), and each method's
 answer lift over the no-context baseline; the metric-by-metric verdicts, collapsed; a compact table per question set with the best value per column
 highlighted; each method's paired difference from the baseline per metric (CI whiskers); recall@k and
 nDCG@k curves over the whole depth; latency against quality; the paired tests as a matrix per metric
@@ -220,7 +222,8 @@ def drilldown_data(per_query: pd.DataFrame, chunk_text: Mapping[str, str], chunk
 
 def write_html_report(path: Path, title: str, comparison: Comparison, per_query: pd.DataFrame, curves: pd.DataFrame,
                       legend_text: str, facts: Sequence[str], hit_metric: str, chunk_text: Mapping[str, str],
-                      chunk_url: Mapping[str, str], top_k: int) -> None:
+                      chunk_url: Mapping[str, str], top_k: int, headline: Sequence[str] = (),
+                      question_figures: Sequence[str] = ()) -> None:
     from jinja2 import Environment, PackageLoader
     from markupsafe import Markup
 
@@ -239,6 +242,8 @@ def write_html_report(path: Path, title: str, comparison: Comparison, per_query:
                       separators=(",", ":")).replace("<", "\\u003c")
     html = environment.get_template("report.html.j2").render(
         title=title,
+        headline=list(headline),
+        question_figures=list(question_figures),
         rule=lines[0].rstrip(":") + ".",
         overall=overall_line(comparison.recommendation) if comparison.recommendation else "",
         per_set=[line.strip() for line in lines[2:]] if comparison.recommendation else [],

@@ -9,8 +9,9 @@ Per question set, among the methods with a defined primary metric (answer-only b
    (not significant and never could be at this n: smallest attainable adjusted p >= alpha);
 3. the *top group* is the best and every method it does not beat significantly;
 4. outcome ``winner`` when the top group is the best alone ("use it"); otherwise ``no winner``:
-   the data cannot separate the top group, and the cheapest of it (retrieval ms per question) is
-   named, since nothing measured speaks for paying more.
+   the data cannot separate the top group, and the cheapest of it (``retrieval_ms_per_query``: the
+   whole retrieval cost per question, a fusion's inputs included) is named, since nothing measured
+   speaks for paying more.
 
 Overall: a method is *eligible* when it is in the top group of every set (never significantly worse
 than the best). Among the eligible, the recommended one wins the most sets outright, then has the

@@ -12,7 +12,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from rag.results.csv_files import write_csv
 from rag.results.recommendation import default_primary
 from rag.results.curves import curves
 from rag.results.format import legend
+from rag.results.headline import AnswerFailures, QuestionFigures, cannot_judge, figure_lines, headline
 from rag.results.html import write_html_report
 from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer, url_ranking
@@ -64,6 +65,7 @@ class RunOptions:
     resume: bool = False
     skip_invalid: bool = False
     progress: bool = True
+    earlier_stages: Mapping[str, float] = field(default_factory=dict)  # seconds of stages run before (questions)
 
 
 @dataclass
@@ -73,6 +75,9 @@ class RunResult:
     per_query: pd.DataFrame
     timings: dict[str, float]
     manifest: dict[str, Any]
+    answers: AnswerFailures = field(default_factory=lambda: AnswerFailures(requested=0, failed=0))
+    headline: list[str] = field(default_factory=list)  # the warnings printed first (rag.results.headline)
+    question_figures: list[str] = field(default_factory=list)  # each set's figures, beside the recommendation
 
 
 def run_benchmark(
@@ -85,6 +90,7 @@ def run_benchmark(
     redactor = Redactor.for_config(config, environ)
     check_endpoint_keys(config, environ)  # a remote endpoint without a usable key: fail before any work
     timer = StageTimer()
+    timer.seconds.update(options.earlier_stages)
     with timer.stage("load"):  # before the run directory exists: bad data leaves no directory behind
         dataset = load_dataset(config.dataset, skip_invalid=options.skip_invalid)
         question_sets = select_question_sets(dataset, config.question_sets, config.limit)
@@ -249,7 +255,12 @@ def _run_stages(
                          scorer.cutoffs())
         curve_table = curves(question_sets, evaluated, scorer.chunk_url, config.depth)
         write_csv(curve_table, run_dir.path / "curves.csv")
-        failures = int(comparison.table["failures"].sum())
+        answers = AnswerFailures.of(per_query)
+        primary = comparison.recommendation.primary if comparison.recommendation else None
+        figures = {name: QuestionFigures.of(len(qs), dataset.question_provenance.get(name))
+                   for name, qs in question_sets.items()}
+        warnings = [redactor.text(line) for line in headline(answers, cannot_judge(comparison.table, primary, figures))]
+        set_figures = figure_lines(comparison.table, primary, figures)
         facts = [
             f"config {config.name}, seed {config.seed}, top_k {config.top_k}, depth {config.depth}"
             + (f" (configured {configured_depth})" if configured_depth != config.depth else "") + ", "
@@ -262,7 +273,7 @@ def _run_stages(
             *(f"skipped: {example}" for example in dataset.skipped_examples[:SKIPPED_LISTED]),
             *([f"... and {len(dataset.skipped_examples) - SKIPPED_LISTED} more (manifest.json lists them)"]
               if len(dataset.skipped_examples) > SKIPPED_LISTED else []),
-            f"generation: {_generator_label(config)}; failures: {failures}",
+            f"generation: {_generator_label(config)}; failures: {answers.failed}",
             *generation_facts,
             *([f"answer-only baselines {', '.join(config.baselines)}: no retrieval, so no retrieval metrics (– in "
                "the tables); closed_book answers without context, oracle from the gold pages' chunks (docs/evaluation.md)"]
@@ -275,18 +286,28 @@ def _run_stages(
               "(HNSW builds are not bit-reproducible; search: exact is)" for name, f in fidelity.items()),
         ]
         write_html_report(
-            run_dir.path / "report.html", f"Retrieval benchmark: {config.name}", comparison, per_query, curve_table,
-            legend(comparison, config.evaluation.convention, level), [redactor.text(f) for f in facts],
+            run_dir.path / "report.html", f"Retrieval benchmark: {data_label(config, dataset)}", comparison, per_query,
+            curve_table, legend(comparison, config.evaluation.convention, level), [redactor.text(f) for f in facts],
             hit_metric=_hit_column(scorer, config.top_k), chunk_text=chunk_text,
-            chunk_url=scorer.chunk_url, top_k=config.top_k,
+            chunk_url=scorer.chunk_url, top_k=config.top_k, headline=warnings, question_figures=set_figures,
         )
     manifest.finish(
-        "complete",
+        "partial" if answers.failed else "complete",
         timings=timer.seconds,
         methods=methods,
-        generation={"requests": len(generations), "failures": failures, **generator_facts},
+        generation={"requests": len(generations), **answers.as_dict(), **generator_facts},
+        headline=warnings,
     )
-    return RunResult(run_dir.path, comparison, per_query, dict(timer.seconds), manifest.data)
+    return RunResult(run_dir.path, comparison, per_query, dict(timer.seconds), manifest.data, answers, warnings,
+                     set_figures)
+
+
+def data_label(config: RunConfig, dataset: Dataset) -> str:
+    """What the report's title names: the folder's name for a folder of files (``--docs DIR``), the
+    data set's configured name, else the config's name."""
+    if dataset.source_root is not None or getattr(config.dataset.root, "name", None):
+        return dataset.name
+    return config.name
 
 
 # --------------------------------------------------------------------------------------------------

@@ -9,6 +9,15 @@
   the chunk set and the run's ``depth`` (every method keeps ``depth`` results, default 100;
   ``top_k`` only decides what the generator receives and the headline cut-off). A re-run (or ``--resume``) searches only queries not yet cached, and a
   warm run does not even build the indexes.
+
+Costs add up: a method's cost per question is everything it runs. A fusion's inputs are served to it
+from their own retrieval (searched and timed there, at the depth the fusion asks of them, default the
+run's), so its measured time is its own step only, and the cost :meth:`RetrievalStage.rankings`
+returns (``search_ms``) is that step plus its inputs' costs on the same question, recursively; a dense
+retriever's is its query embedding plus its search (an embedding already in the embedding store is
+read, not computed, so a run after one that embedded the same questions measures the search alone).
+A retriever that uses another's model rather than its rankings (``milvus_hybrid`` reads its dense
+retriever's vectors and query embeddings) runs its own search, and its time is its own.
 """
 
 from __future__ import annotations
@@ -19,8 +28,8 @@ import logging
 import math
 import random
 import time
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 
@@ -28,9 +37,10 @@ from rag.config import RetrieverSpec, RunConfig
 from rag.io_utils import atomic_write_json, sha256_text
 from rag.progress import progress
 from rag.retrievers import build_retriever
-from rag.retrievers.base import IndexStorage, Retriever
+from rag.retrievers.base import IndexStorage, Retriever, RetrieverParams
+from rag.retrievers.fusion import FusionParams
 from rag.runner.timing import StageTimer
-from rag.types import Chunk
+from rag.types import Chunk, Ranking
 
 log = logging.getLogger(__name__)
 SEARCH_BATCH = 256
@@ -114,28 +124,35 @@ class RetrievalStage:
         self.built: dict[str, Retriever] = {}
         self.chunk_ids = frozenset(chunk.chunk_id for chunk in chunks)
 
-    def _cache_path(self, name: str, suffix: str = "") -> Path:
-        key = sha256_text(
-            json.dumps(
-                {"retriever": spec_fingerprint(self.config, name), "chunks": self.chunks_fingerprint, "k": self.config.depth},
-                sort_keys=True,
-            )
-        )
+    def _cache_path(self, name: str, suffix: str = "", depth: int | None = None) -> Path:
+        key_data = {"retriever": spec_fingerprint(self.config, name), "chunks": self.chunks_fingerprint,
+                    "k": depth or self.config.depth}
+        if isinstance(self.config.retriever(name).params, FusionParams):
+            key_data["timing"] = "own step"  # a fusion's time no longer includes its inputs' searches
+        key = sha256_text(json.dumps(key_data, sort_keys=True))
         return self.config.cache_dir / "retrieval" / f"{name}-{key[:24]}{suffix}.json"
 
-    def rankings(self, name: str, queries: Sequence[str]) -> dict[str, CachedRanking]:
-        """The ranking of every query to the run's depth (searched in batches, or read from the cache)."""
-        cache = RetrievalCache(self._cache_path(name), self.chunk_ids)
+    def rankings(self, name: str, queries: Sequence[str], depth: int | None = None) -> dict[str, CachedRanking]:
+        """The ranking of every query to ``depth`` (default the run's; searched in batches, or read from
+        the cache), each with its whole cost per question in ``search_ms`` (the module docstring)."""
+        depth = depth or self.config.depth
+        spec = self.config.retriever(name)
+        inputs = ({dep: self.rankings(dep, queries, spec.params.depth or depth) for dep in spec.params.requires()}
+                  if isinstance(spec.params, FusionParams) else {})
+        cache = RetrievalCache(self._cache_path(name, depth=depth), self.chunk_ids)
         missing = cache.missing(queries)
         if missing:
             retriever = self._indexed(name)
+            if inputs:
+                retriever.bind({dep: ServedRankings(dep, self.config.retriever(dep).params, served)
+                                for dep, served in inputs.items()})
             with self.timer.stage(f"retrieve:{name}"):
                 bar = progress(total=len(missing), desc=f"retrieve {name}", unit="q", enabled=self.progress)
                 try:
                     for start in range(0, len(missing), SEARCH_BATCH):
                         batch = missing[start : start + SEARCH_BATCH]
                         began = time.perf_counter()
-                        found = retriever.search(batch, self.config.depth)
+                        found = retriever.search(batch, depth)
                         per_query_ms = (time.perf_counter() - began) * 1000.0 / len(batch)
                         for query, ranking in zip(batch, found, strict=True):
                             cache.entries[query] = CachedRanking(
@@ -145,7 +162,8 @@ class RetrievalStage:
                 finally:
                     bar.close()
                     cache.save()
-        return {query: cache.entries[query] for query in queries}
+        return {query: replace(cache.entries[query], search_ms=cache.entries[query].search_ms
+                               + sum(served[query].search_ms for served in inputs.values())) for query in queries}
 
     def hnsw_fidelity(self, name: str, queries: Sequence[str], sample_size: int = FIDELITY_SAMPLE) -> dict | None:
         """How close a dense retriever's approximate (HNSW) top-k is to exact search, measured on a
@@ -186,13 +204,30 @@ class RetrievalStage:
             return self.built[name]
         spec = self.config.retriever(name)
         retriever = build_retriever(spec.name, spec.type, spec.params)
-        for dependency in retriever.requires():
-            self._indexed(dependency)
-        retriever.bind(dict(self.built))
+        if not isinstance(spec.params, FusionParams):  # a fusion's inputs are bound in rankings(), served
+            for dependency in retriever.requires():
+                self._indexed(dependency)
+            retriever.bind(dict(self.built))
         with self.timer.stage(f"index:{name}"):
             build_with_marker(self.index_root, name, lambda directory: retriever.index(self.chunks, directory))
         self.built[name] = retriever
         return retriever
+
+
+class ServedRankings(Retriever):
+    """A fusion's input as the fusion sees it: the rankings the input's own retrieval made
+    (:meth:`RetrievalStage.rankings`: searched, timed and cached there, before the fusion searches),
+    so the fusion's measured time is its own step."""
+
+    def __init__(self, name: str, params: RetrieverParams, served: Mapping[str, CachedRanking]):
+        super().__init__(name, params)
+        self.served = served
+
+    def index(self, chunks: Sequence[Chunk], storage: IndexStorage) -> None:
+        """Nothing: the input was indexed by the stage when it searched."""
+
+    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        return [Ranking(self.served[query].chunk_ids[:k], self.served[query].scores[:k]) for query in queries]
 
 
 def build_with_marker(root: Path, name: str, build: Callable[[IndexStorage], None]) -> None:

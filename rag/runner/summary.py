@@ -1,8 +1,9 @@
-"""The end-of-run summary printed to the terminal, no line wider than 100 columns: the
-recommendation first (per question set and overall, with the rule it followed) and the answer lift
+"""The end-of-run summary printed to the terminal, no line wider than 100 columns: the headline
+first (failed answers, question sets that cannot separate the methods: :mod:`rag.results.headline`),
+then the recommendation (per question set and overall, with the rule it followed) and the answer lift
 over the no-context baseline — the first screen, at most 25 lines — then the configured URL-level
 metrics and answer F1 (means with significance letters; CIs are in the files), the metric-by-metric
-verdicts with ``verbose``, stage timings and where the outputs are."""
+verdicts with ``verbose``, stage timings (question generation included) and where the outputs are."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
     comparison = result.comparison
     timer_lines = [f"  {name:<24} {secs:9.2f} s" for name, secs in result.timings.items()]
     timer_lines.append(f"  {'total':<24} {sum(result.timings.values()):9.2f} s")
-    failures = int(comparison.table["failures"].sum())
+    failures = result.answers.failed
     corrected = ", Holm-adjusted" if comparison.settings.correction else ""
     key = (f"Letters: the methods a row beats (paired sign-flip randomization test{corrected}, p < "
            f"{comparison.settings.alpha}); {evaluation.get('convention', 'trec')} convention, "
@@ -34,9 +35,16 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
     if result.manifest.get("judge_agreement"):
         answers += textwrap.wrap(agreement_line(result.manifest["judge_agreement"]), width=width,
                                  initial_indent="  ", subsequent_indent="    ")
+    warnings = [line for warning in result.headline
+                for line in textwrap.wrap(warning, width=width, subsequent_indent="    ")]
+    figures = ["Question sets (kept of asked, leak, lexical bias, ceiling):",
+               *(line for figure in result.question_figures
+                 for line in textwrap.wrap(figure, width=width, initial_indent="  ", subsequent_indent="    "))]
     return "\n".join([
+        *warnings,
         "",
         *recommendation_lines(comparison, width=width),
+        *figures,
         *([""] + answers if answers else []),
         "",
         *[line for table in terminal_tables(comparison, width) for line in (table, "")],
@@ -45,7 +53,8 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
         "",
         "Stage times:",
         *timer_lines,
-        f"Generation failures: {failures}" + (" (counted, not averaged in)" if failures else ""),
+        f"Generation failures: {failures}" + (" (counted; the answer results of a set with one are withheld)"
+                                              if failures else ""),
         *([f"Files: {files['read']} read, {files['skipped']} skipped, {result.manifest.get('chunks', {}).get('count')} chunks"]
           if files else []),
         "Invalid records or files skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),

@@ -20,7 +20,7 @@ The pipeline's own stages do the work (:mod:`rag.runner.pipeline`'s loading and 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -47,6 +47,10 @@ class RememberedSearches(Retriever):
 
     def index(self, chunks: Sequence[Chunk], cache_dir: Path) -> None:
         """Already indexed (only indexed retrievers are handed on)."""
+
+    def bind(self, retrievers: Mapping[str, Retriever]) -> None:
+        """A fusion's inputs (served rankings, :meth:`RetrievalStage.rankings`) go to the inner retriever."""
+        self.inner.bind(retrievers)
 
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
         missing = list(dict.fromkeys(q for q in queries if (q, k) not in self._found))

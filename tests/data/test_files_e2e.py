@@ -73,6 +73,13 @@ def test_the_folder_and_the_made_questions_are_recorded(docs_run: Path) -> None:
         assert str(docs_run.parent) not in text and str(Path.cwd()) not in text, name
     report = (docs_run / "report.html").read_text()
     assert "made by template" in report and f"files: {data['files']['read']} read" in report
+    # issue 27: the title names the folder, question making is a timed stage, and a set of fewer than
+    # 30 questions is said to be unable to separate the methods, above the recommendation
+    assert f"<title>Retrieval benchmark: {data['name']}</title>" in report and data["name"] == "docs"
+    assert manifest["timings"]["questions"] > 0
+    top = report[:report.index('id="recommendation"')]
+    assert "cannot separate the methods" in top and "too few questions" in top
+    assert 'id="question-figures"' in report and f"kept of {made['requested']} asked" in report
 
 
 @needs_chromium

@@ -16,14 +16,15 @@ from rag.results.html import failure_analysis, write_html_report
 from rag.results.writers import write_comparison
 
 
-def per_query_frame() -> pd.DataFrame:
-    """Method a finds everything at rank 1; b at rank 2 for half; one failed and one unasked answer."""
+def per_query_frame(failed: bool = True) -> pd.DataFrame:
+    """Method a finds everything at rank 1; b at rank 2 for half; one failed (unless not ``failed``:
+    then answered) and one unasked answer."""
     rows = []
     for i in range(20):
         for method, rr in (("a", 1.0), ("b", 0.5 if i % 2 else 1.0)):
             status = "answered"
             f1 = 0.8 if method == "a" else 0.4
-            if method == "b" and i == 3:
+            if method == "b" and i == 3 and failed:
                 status, f1 = "failed", math.nan
             if i == 19:
                 status, f1 = "not requested", math.nan
@@ -42,27 +43,34 @@ def per_query_frame() -> pd.DataFrame:
 SETTINGS = StatisticsSettings(n_resamples=2000, seed=0)
 
 
-def test_failures_are_counted_and_never_averaged_as_zero() -> None:
+def test_failures_are_counted_and_withhold_the_sets_answer_results() -> None:
     comparison = compare(per_query_frame(), ["mrr", "em", "f1"], SETTINGS)
     table = comparison.table.set_index("method")
     assert table.loc["b", "failures"] == 1 and table.loc["a", "failures"] == 0
     assert table.loc["b", "answered"] == 18 and table.loc["a", "answered"] == 19
-    assert table.loc["b", "f1"] == pytest.approx(0.4)  # a zero for the failure would give 0.4 * 18 / 19
+    # one failed answer in set s: its answer results are withheld for every method, not computed on the rest
+    assert comparison.answers_withheld == {"s": 1}
+    assert table[["f1", "em"]].isna().all().all()
+    assert "f1" not in set(comparison.verdicts["metric"])
+    assert not comparison.pairwise[comparison.pairwise["metric"] == "f1"]["significant"].any()
+    # without the failure, the unasked question is still left out of the mean (never a zero)
+    answered = compare(per_query_frame(failed=False), ["f1"], SETTINGS).table.set_index("method")
+    assert answered.loc["b", "f1"] == pytest.approx(0.4) and answered.loc["b", "answered"] == 19
     assert table.loc["b", "mrr"] == pytest.approx((10 * 1.0 + 10 * 0.5) / 20)
     assert table.loc["a", "generation_s_per_question"] == pytest.approx(1.5)
     assert table.loc["a", "prompt_tokens"] == 19 * 100  # the unasked question costs nothing
-    for metric in ("mrr", "f1"):  # the CI contains the mean (up to float rounding of a constant sample)
+    for metric in ("mrr",):  # the CI contains the mean (up to float rounding of a constant sample)
         assert (table[f"{metric}_ci_low"] <= table[metric] + 1e-12).all()
         assert (table[metric] <= table[f"{metric}_ci_high"] + 1e-12).all()
 
 
 def test_significance_letters_mark_the_winner() -> None:
-    comparison = compare(per_query_frame(), ["mrr", "f1"], SETTINGS)
+    comparison = compare(per_query_frame(failed=False), ["mrr", "f1"], SETTINGS)
     table = comparison.table.set_index("method")
     assert table.loc["a", "mrr_beats"] == "b" and table.loc["b", "mrr_beats"] == ""
     assert table.loc["a", "f1_beats"] == "b"
     pair = comparison.pairwise[comparison.pairwise["metric"] == "f1"].iloc[0]
-    assert pair["n_pairs"] == 18  # only questions answered by both methods are paired
+    assert pair["n_pairs"] == 19  # only questions answered by both methods are paired (q19 was not asked)
     assert "ᵇ" in display_table(comparison)["mrr"].iloc[0]
     assert display_table(comparison)["mrr"].iloc[0] == "1.000 [1.000, 1.000]ᵇ"
 
@@ -112,7 +120,7 @@ def test_writers_escape_untrusted_text(tmp_path: Path) -> None:
     assert "data:image/png;base64," in html
     data = json.loads((tmp_path / "comparison.json").read_text())
     assert {row["method"] for row in data["rows"]} == {"a", "b"}
-    assert {v["metric"] for v in data["verdict"]} == {"mrr", "hit@10", "f1"}
+    assert {v["metric"] for v in data["verdict"]} == {"mrr", "hit@10"}  # f1 withheld: the set has a failed answer
     assert pd.read_csv(tmp_path / "comparison.csv")["failures"].tolist() == [0, 1]
 
 

@@ -96,7 +96,7 @@ def test_planted_api_key_appears_in_no_output(
         tmp_path / "data", [], [question_line("q5", "Which planet? [[faults:echo_auth_500]]", ["Saturn"], ["Saturn"])]
     )
     config = tiny_config(tmp_path, corpus, questions, generation=openai_generation(stand_in))
-    assert main(["--config", str(config), "--quiet"]) == 0
+    assert main(["--config", str(config), "--quiet"]) == 3  # the one set has a failed answer: no answer result stands
     (run,) = (tmp_path / "runs" / "tiny").iterdir()
     comparison = pd.read_csv(run / "comparison.csv")
     assert comparison["failures"].tolist() == [1] and comparison["answered"].tolist() == [4]

@@ -72,6 +72,18 @@ def hand_mrr_recall_complete(gold_groups: list[list[str]], urls: list[str]) -> t
     return (1.0 / ranks[0] if ranks else 0.0), len(ranks) / len(relevant), float(complete)
 
 
+def test_a_fusion_costs_at_least_its_inputs_together(smoke: Path) -> None:
+    """A fusion runs dense and BM25 first: its cost per question is theirs plus the fusion (issue 27)."""
+    per_query = pd.read_csv(smoke / "run" / "per_query.csv")
+    ms = per_query.pivot_table(index=["question_set", "qid"], columns="method", values="retrieval_ms")
+    for fusion in ("rrf", "convex"):
+        assert (ms[fusion] >= ms["dense"] + ms["bm25"]).all(), fusion
+    table = pd.read_csv(smoke / "run" / "comparison.csv").set_index("method")["retrieval_ms_per_query"]
+    assert table["convex"] >= table["dense"] + table["bm25"]
+    recommendation = json.loads((smoke / "run" / "comparison.json").read_text())["recommendation"]
+    assert recommendation["ms_per_query"]["convex"] == pytest.approx(table["convex"])
+
+
 def test_per_query_rows_match_hand_computed_metrics(smoke: Path) -> None:
     per_query = pd.read_csv(smoke / "run" / "per_query.csv", keep_default_na=False, na_values=[""])
     assert len(per_query) == 30 * len(METHODS)
