@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from rag.data.sections import Section, section_label, sections
 from rag.data.sentences import sentence_spans
@@ -63,8 +63,6 @@ log = logging.getLogger(__name__)
 
 class ChunkingConfig(ConfigModel):
     """Chunking settings. Token counts exclude the tokenizer's special tokens."""
-
-    model_config = ConfigDict(frozen=True)
 
     max_tokens: int = Field(254, ge=8, description="token budget of one chunk (without [CLS]/[SEP])")
     overlap_tokens: int = Field(50, ge=0, description="at most this many tokens of whole sentences repeated")

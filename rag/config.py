@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal, Union
 import yaml
 from pydantic_core import to_jsonable_python
 from pydantic import (
-    BaseModel, ConfigDict, Field, PositiveInt, SerializeAsAny, ValidationError, ValidationInfo, field_validator,
+    BaseModel, Field, PositiveInt, SerializeAsAny, ValidationError, ValidationInfo, field_validator,
     model_validator,
 )
 
@@ -50,11 +50,7 @@ MAX_RESAMPLES = 1_000_000  # bootstrap and sign-flip resamples: time and memory 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
-class StrictModel(ConfigModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class RetrieverSpec(StrictModel):
+class RetrieverSpec(ConfigModel):
     """One configured retrieval method: a unique ``name`` (used in reports), a registered ``type``
     (``dense``, ``bm25``, ``rrf``, ``convex``, ...) and that type's parameters, validated into the
     type's own ``Params`` model when the config is loaded."""
@@ -64,7 +60,7 @@ class RetrieverSpec(StrictModel):
     params: SerializeAsAny[RetrieverParams]
 
 
-class GenerationSection(StrictModel):
+class GenerationSection(ConfigModel):
     """Answer generation from each method's top chunks.
 
     ``questions_per_set``: LLM answers for a seeded sample of this many questions per question set
@@ -79,7 +75,7 @@ class GenerationSection(StrictModel):
     question_sets: list[str] | None = Field(None, min_length=1)
 
 
-class EvaluationSection(StrictModel):
+class EvaluationSection(ConfigModel):
     """Metric names follow :func:`evaluation.evaluate_run` (``mrr``, ``recall@10``, ``ndcg@10``,
     ``map@10``, ``p@10``, ``hit@10``); ``levels`` lists the evaluation levels (``url`` = document
     level via ``chunk.url``, ``chunk`` = chunks of the gold documents are relevant). ``ties``: ``id``
@@ -132,7 +128,7 @@ class EvaluationSection(StrictModel):
         return column
 
 
-class RunConfig(StrictModel):
+class RunConfig(ConfigModel):
     """A whole benchmark run."""
 
     name: str = Field(pattern=NAME_PATTERN)

@@ -30,7 +30,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 import numpy as np
 import openai
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 from tenacity import RetryCallState
 
 from rag.errors import BenchError
@@ -41,6 +41,7 @@ from rag.models import quiet_thread_pools, resolve_embedding_model
 from rag.progress import library_bars_enabled
 from rag.registry import Registry
 from rag.secrets import Redactor
+from rag.validation import ConfigModel
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +72,7 @@ def load_sentence_transformer(model: str, device: str = "auto"):
         raise BenchError(f"cannot load embedding model {model!r} offline: {error}") from error
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class SentenceTransformersEmbedderConfig(_Strict):
+class SentenceTransformersEmbedderConfig(ConfigModel):
     """The local sentence-transformers model (the dense retriever's ``model`` and ``device``)."""
 
     type: Literal["sentence_transformers"] = "sentence_transformers"
@@ -84,7 +81,7 @@ class SentenceTransformersEmbedderConfig(_Strict):
         return model
 
 
-class OpenAIEmbedderConfig(_Strict):
+class OpenAIEmbedderConfig(ConfigModel):
     """An OpenAI-compatible embeddings endpoint serving the dense retriever's ``model``."""
 
     type: Literal["openai"] = "openai"

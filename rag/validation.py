@@ -39,10 +39,11 @@ class _Boolean:
 
 
 class ConfigModel(BaseModel):
-    """Unknown keys are errors; a boolean is not a number (``top_k: true`` is refused, not read as 1);
-    NaN and infinity are not numbers either (``k: .inf`` is refused)."""
+    """The one base of every settings model: unknown keys are errors; a boolean is not a number
+    (``top_k: true`` is refused, not read as 1); NaN and infinity are not numbers either (``k: .inf``
+    is refused); a validated model is frozen (changed only through ``model_copy(update=...)``)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
 
     @model_validator(mode="before")
     @classmethod

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Field, RootModel
+from pydantic import Field, RootModel
 
 from rag.resources import data_dir
 from rag.validation import ConfigModel
@@ -32,8 +32,6 @@ def bundled_wiki_dir() -> Path:
 
 
 class _DatasetVariant(ConfigModel):
-    model_config = ConfigDict(frozen=True)
-
     name: str | None = Field(None, description="dataset name in reports (default: derived from the files)")
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 from rag.progress import progress as progress_bar
 
@@ -31,13 +31,12 @@ from rag.data.urls import page_name, title_from_wiki_url, wiki_url
 from rag.errors import BenchError
 from rag.io_utils import atomic_write_json, sha256_text
 from rag.types import Document
+from rag.validation import ConfigModel
 
 DEFAULT_API_URL = "https://en.wikipedia.org/w/api.php"
 
 
-class LiveWikiConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class LiveWikiConfig(ConfigModel):
     api_url: str = DEFAULT_API_URL
     user_agent: str = "hybrid-rag-bench/0.1 (retrieval benchmark corpus builder; python-httpx)"
     min_interval_s: float = Field(1.0, ge=0, description="at least this long between two requests")

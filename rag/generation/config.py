@@ -16,7 +16,7 @@ import string
 from typing import Annotated, Any, Literal, Union
 from urllib.parse import urlsplit
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
 from rag.secrets import ENV_VAR_NAME
@@ -59,11 +59,7 @@ def key_variable_name(name: str) -> str:
         )
     return name
 
-class _Strict(ConfigModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class BackoffSettings(_Strict):
+class BackoffSettings(ConfigModel):
     """Delay before retry ``n`` (1-based): ``min(max_s, initial_s * multiplier**(n-1))``, scaled by a
     jitter factor drawn uniformly from ``[1 - jitter, 1]`` with a seeded RNG ("equal jitter" family).
     A server's ``Retry-After`` (or ``retry-after-ms``) overrides the computed delay, capped at
@@ -83,7 +79,7 @@ def _template_placeholders(template: str) -> set[str]:
         raise ValueError(f"not a valid format template ({exc}); write literal braces as {{{{ }}}}") from None
 
 
-class LLMGeneratorConfig(_Strict):
+class LLMGeneratorConfig(ConfigModel):
     """Knobs shared by every LLM-backed generator.
 
     ``context_token_budget``: tokens of numbered chunks in the prompt; ``null`` (default) lets the run
@@ -162,7 +158,7 @@ class LocalGeneratorConfig(LLMGeneratorConfig):
     extra_buffer_types: bool = False
 
 
-class ExtractiveGeneratorConfig(_Strict):
+class ExtractiveGeneratorConfig(ConfigModel):
     """The no-LLM baseline: the sentence of the top chunks with the highest BM25 score (``max_chunks``:
     ``null`` = every chunk given)."""
 

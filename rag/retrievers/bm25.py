@@ -14,7 +14,21 @@ corpus vocabulary contribute 0. Variants (rank-bm25 0.2.2, ``rank_bm25.py``):
 - ``bm25plus`` (``BM25Plus``, Lv & Zhai 2011): idf = ln((N + 1) / df);
   score = idf * (delta + tf * (k1 + 1) / (k1 * B(d) + tf)), delta 1 by default.
 
-BM25+ gives every document idf * delta for a query term it lacks (tf = 0), as rank-bm25 does. Backends (``backend:``): ``sparse`` (default) precomputes score(t, d) for every posting of a
+BM25+ gives every document idf * delta for a query term it lacks (tf = 0), as rank-bm25 does.
+
+**Only matching chunks** (``non_matching: drop``, the default): a query's list holds the chunks that
+share at least one token with the query (after tokenizing; tf > 0 for some query token), best first,
+at most k — fewer when fewer match, none when nothing matches — as Lucene, Elasticsearch and Milvus
+return only matching documents. "Matching" is defined by the tokens, not by the score: okapi's
+epsilon floor gives a frequent term a small positive idf (and epsilon 0 gives it idf 0), and BM25+
+gives a chunk without any query token a positive score (idf * delta per query token); neither makes
+a chunk match. For okapi with epsilon > 0 (and a positive mean idf, as in any real corpus) and for
+bm25l, matching is exactly "score > 0". ``non_matching: keep`` ranks every chunk (rank-bm25's
+``get_scores`` then a top-k over all documents): lists are k long, filled with non-matching chunks
+(score 0 for okapi and bm25l) in tie-rule order; fusions then credit chunks for ranks they got without
+matching, so it exists only to reproduce systems that did this.
+
+Backends (``backend:``): ``sparse`` (default) precomputes score(t, d) for every posting of a
 scipy CSC matrix with the same floating-point expressions as rank-bm25, and adds the postings of
 each query token in query order — all queries of a search at once, in a compiled kernel
 (:mod:`rag.retrievers.bm25_kernel`) — so its scores are *bitwise equal* to rank-bm25's; ``rank_bm25``
@@ -63,6 +77,8 @@ class BM25Params(RetrieverParams):
     delta: float | None = Field(None, description="bm25l (default 0.5) and bm25plus (default 1.0) only")
     backend: Literal["sparse", "rank_bm25"] = "sparse"
     tokenizer: TokenizerParams = Field(default_factory=TokenizerParams)
+    non_matching: Literal["drop", "keep"] = Field(
+        "drop", description="drop: a list holds only chunks sharing a query token; keep: every chunk ranked (module doc)")
 
     @model_validator(mode="after")
     def _variant_parameters(self) -> "BM25Params":
@@ -173,13 +189,23 @@ class BM25Backend(ABC):
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         """float64 score of each document."""
 
-    def top_k(self, texts: Sequence[str], tokenizer: Tokenizer, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per query text, its ``k`` best documents under the one tie rule: (positions, float32
-        scores). By default one query at a time (:meth:`scores`, :func:`top_k_positive_first`)."""
+    @abstractmethod
+    def matching(self, query_tokens: list[str]) -> np.ndarray:
+        """Positions (ascending) of the documents holding at least one of the query tokens."""
+
+    def top_k(self, texts: Sequence[str], tokenizer: Tokenizer, k: int,
+              keep_non_matching: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per query text, its ``k`` best matching documents (every document with
+        ``keep_non_matching``) under the one tie rule: (positions, float32 scores). By default one
+        query at a time (:meth:`scores`, :meth:`matching`, :func:`top_k_positive_first`)."""
         best = []
         for query_tokens in tokenizer.many(texts):
             scores = ranking_scores(self.scores(query_tokens))
-            top = top_k_positive_first(scores, k)
+            if keep_non_matching:
+                top = top_k_positive_first(scores, k)
+            else:  # candidates in index order: top_k_indices's index-desc tie rule holds among them
+                candidates = self.matching(query_tokens)
+                top = candidates[top_k_indices(scores[candidates], k)]
             best.append((top, scores[top]))
         return best
 
@@ -205,6 +231,7 @@ class SparseBM25(BM25Backend):
     def __init__(self) -> None:
         self._postings: scipy.sparse.csc_matrix | None = None
         self._zero_tf_scores = np.empty(0)
+        self._positive_terms = np.empty(0, dtype=bool)
         self._vocabulary: dict[str, int] = {}
         self._query_vocabulary: Vocabulary | None = None  # built on the first search (see top_k)
 
@@ -262,6 +289,7 @@ class SparseBM25(BM25Backend):
         self._postings = scipy.sparse.csc_matrix((values, rows, indptr), shape=(n_docs, n_terms))
         # B(d) = 1 when |d| = avgdl: the tf = 0 score does not depend on |d| (except 0/0, see module doc).
         self._zero_tf_scores = variant.term_scores(idf, np.zeros(n_terms), np.float64(avgdl), avgdl)
+        self._positive_terms = positive_columns(self._postings)
 
     def _save(self, cache: IndexDir) -> None:
         with naming_path(cache.path):  # a full disk names the index directory
@@ -282,6 +310,7 @@ class SparseBM25(BM25Backend):
             raise ValueError(f"inconsistent files: {postings.shape[1]} posting columns, {len(zero_tf_scores)} "
                              f"tf = 0 scores, {len(terms)} terms")
         self._postings, self._zero_tf_scores = postings, zero_tf_scores
+        self._positive_terms = positive_columns(postings)
         self._vocabulary = {term: i for i, term in enumerate(terms)}
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
@@ -302,9 +331,17 @@ class SparseBM25(BM25Backend):
                 scores += contribution
         return scores
 
-    def top_k(self, texts: Sequence[str], tokenizer: Tokenizer, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    def matching(self, query_tokens: list[str]) -> np.ndarray:
+        indptr, rows = self._postings.indptr, self._postings.indices
+        terms = {self._vocabulary[token] for token in query_tokens if token in self._vocabulary}
+        return np.unique(np.concatenate([rows[indptr[t] : indptr[t + 1]] for t in terms] or [np.empty(0, np.int32)]))
+
+    def top_k(self, texts: Sequence[str], tokenizer: Tokenizer, k: int,
+              keep_non_matching: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
         """All queries at once in the compiled kernel (:mod:`rag.retrievers.bm25_kernel`) when every
-        tf = 0 score is 0; a query with fewer than k positive scores is ranked over every document.
+        tf = 0 score is 0; there a document matches exactly when its float32 score is positive, for
+        every query whose terms have only positive postings (float32) — any other query (okapi with
+        a term of idf <= 0) is ranked one at a time by the default :meth:`BM25Backend.top_k`.
 
         Query texts become term numbers through :meth:`Tokenizer.encode` with a vocabulary that
         starts as the index's (so its term numbers are the index's) and keeps every piece it resolves:
@@ -312,24 +349,26 @@ class SparseBM25(BM25Backend):
         piece ever searched, reset with the index). Terms the index lacks get
         numbers past its vocabulary and are dropped (they add 0, as in rank-bm25)."""
         if self._zero_tf_scores.any() or k <= 0:
-            return super().top_k(texts, tokenizer, k)
+            return super().top_k(texts, tokenizer, k, keep_non_matching)
         from rag.retrievers.bm25_kernel import top_k_many  # numba loads in about 1 s: only when searching
 
         if self._query_vocabulary is None:
             self._query_vocabulary = Vocabulary(self._vocabulary)
         codes, lengths = tokenizer.encode(texts, self._query_vocabulary)
         known = codes < len(self._vocabulary)
-        query_of_code = np.repeat(np.arange(len(texts)), lengths)
-        starts = np.concatenate([[0], np.cumsum(np.bincount(query_of_code[known], minlength=len(texts)))])
+        query_of_code = np.repeat(np.arange(len(texts)), lengths)[known]
+        terms = codes[known]
+        starts = np.concatenate([[0], np.cumsum(np.bincount(query_of_code, minlength=len(texts)))])
+        not_positive = np.bincount(query_of_code, weights=~self._positive_terms[terms], minlength=len(texts)) > 0
         postings = self._postings
         documents, scores, counts = top_k_many(postings.indptr, postings.indices, postings.data, postings.shape[0],
-                                               codes[known], starts, k)
+                                               terms, starts, k, fill_zeros=keep_non_matching)
         best = []
         for i, text in enumerate(texts):
-            if counts[i] == k:
-                best.append((documents[i], scores[i]))
+            if not_positive[i]:
+                best.extend(super().top_k([text], tokenizer, k, keep_non_matching))
             else:
-                best.extend(super().top_k([text], tokenizer, k))
+                best.append((documents[i, : counts[i]], scores[i, : counts[i]]))
         return best
 
 
@@ -345,6 +384,10 @@ class RankBM25(BM25Backend):
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         return np.asarray(self._model.get_scores(query_tokens), dtype=np.float64)
+
+    def matching(self, query_tokens: list[str]) -> np.ndarray:
+        tokens = set(query_tokens)
+        return np.flatnonzero([not tokens.isdisjoint(frequencies) for frequencies in self._model.doc_freqs])
 
 
 @RETRIEVERS.register("bm25")
@@ -365,7 +408,7 @@ class BM25Retriever(Retriever):
         ordered = sorted_by_id(chunks)
         if not ordered:
             raise BenchError(f"retriever {self.name!r}: cannot index an empty corpus")
-        settings = self.params.model_dump(exclude={"backend"})
+        settings = self.params.model_dump(exclude={"backend", "non_matching"})  # what the index depends on
         cache = IndexDir(storage.own, "bm25", index_key(settings, ordered))
         self._backend.build(self.variant, [chunk.text for chunk in ordered], self.tokenizer, cache)
         self._chunk_ids = np.array([chunk.chunk_id for chunk in ordered], dtype=object)
@@ -373,8 +416,24 @@ class BM25Retriever(Retriever):
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
         if self._chunk_ids.size == 0:
             raise BenchError(f"retriever {self.name!r}: search() called before index()")
-        best = self._backend.top_k(queries, self.tokenizer, k)
+        best = self._backend.top_k(queries, self.tokenizer, k, keep_non_matching=self.params.non_matching == "keep")
         return [Ranking(self._chunk_ids[top].tolist(), scores.astype(np.float64).tolist()) for top, scores in best]
+
+
+#: The largest float64 that float32 rounds to 0: 2^-150, halfway to the smallest subnormal (ties to even).
+FLOAT32_ZERO_BOUND = 2.0**-150
+
+
+def positive_columns(postings: scipy.sparse.csc_matrix) -> np.ndarray:
+    """Per term (column): True when every one of its postings is positive in float32 (an empty
+    column too). A sum of such values is positive in float32, so for a query of these terms a
+    document matches exactly when its float32 score is positive (what the kernel ranks)."""
+    positive = np.ones(postings.shape[1], dtype=bool)
+    starts = postings.indptr[:-1]
+    filled = np.flatnonzero(np.diff(postings.indptr) > 0)
+    if len(filled):
+        positive[filled] = np.minimum.reduceat(postings.data, starts[filled]) > FLOAT32_ZERO_BOUND
+    return positive
 
 
 def top_k_positive_first(scores: np.ndarray, k: int) -> np.ndarray:

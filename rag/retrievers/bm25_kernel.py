@@ -17,10 +17,12 @@ Of the listed documents, those with a positive float32 score are ranked by the o
 (:mod:`rag.retrievers.ranking`: float32 score desc, index desc) in a size-k min-heap of 64-bit keys
 ``float32 bits << 32 | index`` — for positive floats the bits order as the values, so one unsigned
 comparison is the whole tie rule — sifted bottom-up (Floyd): the hole goes down along the smaller
-children without a data-dependent branch, then the new key climbs (rarely far). Fewer than k
-positive scores are followed by the documents scoring 0 (untouched, or rounded to 0), index
-descending. A query that would still need negative scores (possible only with negative idf) is left
-short, for the caller.
+children without a data-dependent branch, then the new key climbs (rarely far). A query's list holds
+its positive scores only (at most k); with ``fill_zeros`` (rank-bm25's top-k over every document)
+fewer than k are followed by the documents scoring 0 (untouched, or rounded to 0), index descending,
+and a query that would then still need negative scores (possible only with negative idf) is left
+short, for the caller. The caller (:class:`rag.retrievers.bm25.SparseBM25`) gives the kernel only
+queries whose postings are all positive in float32, so "positive score" is "holds a query term".
 
 Queries run one after another with one score buffer; a search reading many postings
 (:data:`PARALLEL_POSTINGS`) is split into one contiguous share of queries per thread (``prange``).
@@ -75,10 +77,11 @@ def _replace_root(heap, size, key) -> None:
 
 
 @njit(cache=True)
-def _one_query(indptr, rows, values, terms, k, dense_reads, buffer, marked, listed, heap, out_docs, out_scores) -> int:
+def _one_query(indptr, rows, values, terms, k, dense_reads, fill_zeros, buffer, marked, listed, heap, out_docs,
+               out_scores) -> int:
     """Score one query (``terms``: term numbers in query order) into ``buffer``; write its ranked
-    documents to ``out_*``: the positive scores, then the zero scores; return how many (at most k:
-    fewer only when negative scores would come next)."""
+    documents to ``out_*``: the positive scores, then (``fill_zeros``) the zero scores; return how
+    many (at most k)."""
     n_docs = len(buffer)
     reads = 0
     for term in terms:
@@ -113,7 +116,7 @@ def _one_query(indptr, rows, values, terms, k, dense_reads, buffer, marked, list
                 _replace_root(heap, size, key)
     count = size
     document = n_docs - 1
-    while count < k and document >= 0:  # then the float32 zeros (untouched documents), index desc
+    while fill_zeros and count < k and document >= 0:  # then the float32 zeros (untouched documents), index desc
         score = np.float32(buffer[document])
         if score == 0:
             out_scores[count], out_docs[count] = score, document
@@ -135,7 +138,8 @@ def _one_query(indptr, rows, values, terms, k, dense_reads, buffer, marked, list
 
 
 @njit(cache=True)
-def _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, first, stop, docs, scores, counts) -> None:
+def _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, fill_zeros, first, stop, docs, scores,
+                 counts) -> None:
     """Queries ``first`` to ``stop``, one after another, with one score buffer."""
     buffer = np.zeros(n_docs, dtype=np.float64)
     marked = np.zeros(n_docs, dtype=np.uint8)
@@ -143,15 +147,17 @@ def _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, den
     heap = np.empty(k, dtype=np.uint64)
     for query in range(first, stop):
         terms = query_terms[query_starts[query] : query_starts[query + 1]]
-        counts[query] = _one_query(indptr, rows, values, terms, k, dense_reads, buffer, marked, listed, heap, docs[query], scores[query])
+        counts[query] = _one_query(indptr, rows, values, terms, k, dense_reads, fill_zeros, buffer, marked, listed, heap,
+                                   docs[query], scores[query])
 
 
 @njit(cache=True, parallel=True)
-def _top_k_parallel(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, n_shares, docs, scores, counts) -> None:
+def _top_k_parallel(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, fill_zeros, n_shares, docs, scores,
+                    counts) -> None:
     n_queries = len(query_starts) - 1
     for share in prange(n_shares):
-        _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, share * n_queries // n_shares,
-                     (share + 1) * n_queries // n_shares, docs, scores, counts)
+        _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, fill_zeros,
+                     share * n_queries // n_shares, (share + 1) * n_queries // n_shares, docs, scores, counts)
 
 
 #: Postings a search must read before its queries are shared among threads: waking a thread pool
@@ -160,9 +166,11 @@ PARALLEL_POSTINGS = 1 << 24
 
 
 def top_k_many(indptr: np.ndarray, rows: np.ndarray, values: np.ndarray, n_docs: int,
-               terms: np.ndarray, starts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               terms: np.ndarray, starts: np.ndarray, k: int, fill_zeros: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each query ``i`` (term numbers ``terms[starts[i]:starts[i + 1]]``, in query order): its
-    best documents (k columns, the first ``counts[i]`` valid), their float32 scores, and ``counts``.
+    best documents (k columns, the first ``counts[i]`` valid), their float32 scores, and ``counts``:
+    the documents with a positive score, then with ``fill_zeros`` those scoring 0 (module docstring).
     Document numbers must fit in 32 bits (the heap keys)."""
     if n_docs >= 1 << 32:
         raise ValueError(f"{n_docs} documents: the kernel numbers documents in 32 bits")
@@ -174,7 +182,7 @@ def top_k_many(indptr: np.ndarray, rows: np.ndarray, values: np.ndarray, n_docs:
     reads = int(np.diff(indptr)[terms].sum())
     shares = min(get_num_threads(), n_queries) if reads >= PARALLEL_POSTINGS else 1
     if shares > 1:
-        _top_k_parallel(indptr, rows, values, n_docs, terms, starts, k, DENSE_READS, shares, docs, scores, counts)
+        _top_k_parallel(indptr, rows, values, n_docs, terms, starts, k, DENSE_READS, fill_zeros, shares, docs, scores, counts)
     else:
-        _top_k_share(indptr, rows, values, n_docs, terms, starts, k, DENSE_READS, 0, n_queries, docs, scores, counts)
+        _top_k_share(indptr, rows, values, n_docs, terms, starts, k, DENSE_READS, fill_zeros, 0, n_queries, docs, scores, counts)
     return docs, scores, counts

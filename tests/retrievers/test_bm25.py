@@ -45,12 +45,35 @@ def okapi(make_chunks, storage):
 
 
 def test_okapi_scores_by_hand(okapi):
+    """Only chunks holding a query token are returned: "c" has no "cat", "a" neither "bird" nor "dog"."""
     cat, bird_dog = okapi.search(["cat", "bird dog"], k=3)
+    assert cat.chunk_ids == ["b", "a"]
+    assert cat.scores == as_float32([EPS_IDF * okapi_tf(2, B_LEN3), EPS_IDF * okapi_tf(1, B_LEN3)])
+    assert bird_dog.chunk_ids == ["c", "b"]
+    expected_c = IDF_DF1 * okapi_tf(1, B_LEN2) + EPS_IDF * okapi_tf(1, B_LEN2)
+    assert bird_dog.scores == as_float32([expected_c, EPS_IDF * okapi_tf(1, B_LEN3)])
+
+
+def test_keep_non_matching_fills_the_list_as_rank_bm25s_top_k(make_chunks, storage):
+    """``non_matching: keep``: every chunk is ranked, the non-matching ones at score 0, id descending."""
+    retriever = build_retriever("sparse", "bm25", {"non_matching": "keep", **NO_STOPWORDS})
+    retriever.index(make_chunks(CORPUS), storage)
+    cat, bird_dog, unknown = retriever.search(["cat", "bird dog", "zebra"], k=3)
     assert cat.chunk_ids == ["b", "a", "c"]
     assert cat.scores == as_float32([EPS_IDF * okapi_tf(2, B_LEN3), EPS_IDF * okapi_tf(1, B_LEN3), 0.0])
-    assert bird_dog.chunk_ids == ["c", "b", "a"]
-    expected_c = IDF_DF1 * okapi_tf(1, B_LEN2) + EPS_IDF * okapi_tf(1, B_LEN2)
-    assert bird_dog.scores == as_float32([expected_c, EPS_IDF * okapi_tf(1, B_LEN3), 0.0])
+    assert bird_dog.chunk_ids == ["c", "b", "a"] and bird_dog.scores[2] == 0.0
+    assert unknown.chunk_ids == ["c", "b", "a"] and unknown.scores == [0.0, 0.0, 0.0]
+
+
+def test_a_matching_chunk_is_kept_even_at_idf_zero(make_chunks, storage):
+    """Okapi with epsilon 0: "cat" (df 2 of 3, negative raw idf) gets idf 0, so a and b score 0 for
+    "cat" — yet they hold it, so they are returned (tie: id descending); c, which lacks it, is not."""
+    retriever = build_retriever("sparse", "bm25", {"epsilon": 0.0, **NO_STOPWORDS})
+    retriever.index(make_chunks(CORPUS), storage)
+    cat, cat_bird = retriever.search(["cat", "cat bird"], k=3)
+    assert cat.chunk_ids == ["b", "a"] and cat.scores == [0.0, 0.0]
+    assert cat_bird.chunk_ids == ["c", "b", "a"]
+    assert cat_bird.scores == as_float32([IDF_DF1 * okapi_tf(1, B_LEN2), 0.0, 0.0])
 
 
 def test_repeated_query_tokens_count_repeatedly(okapi):
@@ -58,9 +81,9 @@ def test_repeated_query_tokens_count_repeatedly(okapi):
     assert twice.scores[0] == pytest.approx(2 * once.scores[0])
 
 
-def test_unknown_and_empty_queries_score_zero_ties_by_chunk_id_descending(okapi):
+def test_unknown_and_empty_queries_match_nothing(okapi):
     for ranking in okapi.search(["zebra", ""], k=5):
-        assert ranking.chunk_ids == ["c", "b", "a"] and ranking.scores == [0.0, 0.0, 0.0]
+        assert ranking.chunk_ids == [] and ranking.scores == []
 
 
 def test_bm25plus_scores_by_hand(make_chunks, storage):
@@ -68,7 +91,12 @@ def test_bm25plus_scores_by_hand(make_chunks, storage):
     retriever.index(make_chunks(CORPUS), storage)
     (bird,) = retriever.search(["bird"], k=3)
     idf = math.log(4 / 1)  # ln((N + 1) / df)
-    assert bird.chunk_ids == ["c", "b", "a"]  # a and b lack "bird": both idf x delta, tie -> id descending
+    assert bird.chunk_ids == ["c"]  # a and b lack "bird": a positive score (idf x delta), but no match
+    assert bird.scores == as_float32([idf * (1 + 2.5 / (1.5 * B_LEN2 + 1))])
+    keep = build_retriever("keep", "bm25", {"variant": "bm25plus", "non_matching": "keep", **NO_STOPWORDS})
+    keep.index(make_chunks(CORPUS), storage)
+    (bird,) = keep.search(["bird"], k=3)
+    assert bird.chunk_ids == ["c", "b", "a"]  # both idf x delta, tie -> id descending
     assert bird.scores == as_float32([idf * (1 + 2.5 / (1.5 * B_LEN2 + 1)), idf, idf])
 
 
@@ -97,12 +125,14 @@ TOKENS = st.sampled_from(["t0", "t1", "t2", "t3", "t4", "t5", "t6"])
     b=st.floats(0.0, 1.0),
     extra=st.floats(0.0, 2.0),
     k=st.integers(1, 20),
+    non_matching=st.sampled_from(["drop", "keep"]),
 )
-def test_parity_with_rank_bm25(make_chunks, tmp_path_factory, variant, corpus, queries, k1, b, extra, k):
-    """Our default backend vs the rank-bm25 library called directly: same scores, same rankings."""
+def test_parity_with_rank_bm25(make_chunks, tmp_path_factory, variant, corpus, queries, k1, b, extra, k, non_matching):
+    """Our default backend vs the rank-bm25 library called directly: same scores, same rankings —
+    over the documents holding a query token (``drop``) or over all documents (``keep``)."""
     ids = [f"d{i:03d}" for i in range(len(corpus))]
     extra_name = "epsilon" if variant == "okapi" else "delta"
-    params = {"variant": variant, "k1": k1, "b": b, extra_name: extra, **NO_STOPWORDS}
+    params = {"variant": variant, "k1": k1, "b": b, extra_name: extra, "non_matching": non_matching, **NO_STOPWORDS}
     retriever = build_retriever("sparse", "bm25", params)
     retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), IndexStorage.under(tmp_path_factory.mktemp("bm25"), "sparse"))
     reference = reference_model(variant, corpus, k1, b, extra)
@@ -111,7 +141,8 @@ def test_parity_with_rank_bm25(make_chunks, tmp_path_factory, variant, corpus, q
         full_precision = retriever._backend.scores(retriever.tokenizer(" ".join(query)))
         np.testing.assert_array_equal(full_precision, reference.get_scores(query))  # bitwise equal
         expected_scores = reference.get_scores(query).astype(np.float32)  # as trec_eval reads them
-        expected_order = sorted(range(len(ids)), key=lambda i: (expected_scores[i], ids[i]), reverse=True)[:k]
+        candidates = [i for i, doc in enumerate(corpus) if non_matching == "keep" or set(doc) & set(query)]
+        expected_order = sorted(candidates, key=lambda i: (expected_scores[i], ids[i]), reverse=True)[:k]
         assert ranking.chunk_ids == [ids[i] for i in expected_order]
         assert ranking.scores == expected_scores[expected_order].tolist()
 
@@ -138,8 +169,9 @@ def test_streamed_build_in_many_blocks_is_bitwise_rank_bm25(make_chunks, storage
 def test_many_queries_rank_as_rank_bm25(make_chunks, storage, monkeypatch, parallel_postings, dense_reads):
     """40 queries at once in the compiled kernel, shared among threads or not, each query's documents
     listed as postings name them (sparse), by a scan of all scores (dense) or as its reads decide;
-    at depth 30 over 25 documents every query has fewer than k positive scores, so the zero scores
-    fill its ranking. Searching the same queries again (their pieces now known) changes nothing."""
+    at depth 30 over 25 documents every query has fewer than k matching documents: its list holds
+    those (``drop``), or the zero scores fill it (``keep``). Searching the same queries again (their
+    pieces now known) changes nothing."""
     monkeypatch.setattr(bm25_kernel, "PARALLEL_POSTINGS", parallel_postings)
     monkeypatch.setattr(bm25_kernel, "DENSE_READS", dense_reads)
     rng = np.random.default_rng(11)
@@ -147,14 +179,16 @@ def test_many_queries_rank_as_rank_bm25(make_chunks, storage, monkeypatch, paral
     corpus = [list(rng.choice(words, size=rng.integers(1, 15))) for _ in range(25)]
     ids = [f"d{i:03d}" for i in range(len(corpus))]
     queries = [list(rng.choice(words + ["oov"], size=rng.integers(0, 6))) for _ in range(40)]
-    retriever = build_retriever("okapi", "bm25", NO_STOPWORDS)
-    retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), storage)
     reference = reference_model("okapi", corpus, 1.5, 0.75, 0.25)
-    for k in (3, 30, 3):
-        for query, ranking in zip(queries, retriever.search([" ".join(query) for query in queries], k)):
-            expected = reference.get_scores(query).astype(np.float32)
-            order = sorted(range(len(ids)), key=lambda i: (expected[i], ids[i]), reverse=True)[:k]
-            assert ranking.chunk_ids == [ids[i] for i in order] and ranking.scores == expected[order].tolist()
+    for non_matching in ("drop", "keep"):
+        retriever = build_retriever("okapi", "bm25", {"non_matching": non_matching, **NO_STOPWORDS})
+        retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), storage)
+        for k in (3, 30, 3):
+            for query, ranking in zip(queries, retriever.search([" ".join(query) for query in queries], k)):
+                expected = reference.get_scores(query).astype(np.float32)
+                candidates = [i for i, doc in enumerate(corpus) if non_matching == "keep" or set(doc) & set(query)]
+                order = sorted(candidates, key=lambda i: (expected[i], ids[i]), reverse=True)[:k]
+                assert ranking.chunk_ids == [ids[i] for i in order] and ranking.scores == expected[order].tolist()
 
 
 @settings(max_examples=60, deadline=None)
@@ -162,7 +196,8 @@ def test_many_queries_rank_as_rank_bm25(make_chunks, storage, monkeypatch, paral
 def test_kernel_equals_brute_force_on_random_postings(data):
     """Random postings with many equal values (ties in float32 across documents), random queries
     with repeated and absent terms: each mode of the kernel returns the brute-force ranking of the
-    float64 sums in query order, under the tie rule (float32 score desc, index desc)."""
+    float64 sums in query order, under the tie rule (float32 score desc, index desc): the positive
+    float32 scores, then (``fill_zeros``) the zeros."""
     n_docs = data.draw(st.integers(1, 60))
     n_terms = data.draw(st.integers(1, 8))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -171,20 +206,22 @@ def test_kernel_equals_brute_force_on_random_postings(data):
     postings = scipy.sparse.csc_matrix(values)
     queries = [list(rng.integers(0, n_terms, size=rng.integers(0, 6))) for _ in range(data.draw(st.integers(1, 6)))]
     k = data.draw(st.integers(1, n_docs + 2))
+    fill_zeros = data.draw(st.booleans())
     terms = np.array([t for q in queries for t in q], dtype=np.int64)
     starts = np.cumsum([0] + [len(q) for q in queries]).astype(np.int64)
     for dense_reads in (0, 1 << 30):
         bm25_kernel.DENSE_READS, saved = dense_reads, bm25_kernel.DENSE_READS
         try:
             docs, scores, counts = bm25_kernel.top_k_many(postings.indptr, postings.indices, postings.data, n_docs,
-                                                          terms, starts, k)
+                                                          terms, starts, k, fill_zeros)
         finally:
             bm25_kernel.DENSE_READS = saved
         for i, query in enumerate(queries):
             sums = np.zeros(n_docs)
             for term in query:
                 sums = sums + values[:, term]
-            order = sorted(range(n_docs), key=lambda d: (np.float32(sums[d]), d), reverse=True)[:k]
+            kept = [d for d in range(n_docs) if fill_zeros or np.float32(sums[d]) > 0]
+            order = sorted(kept, key=lambda d: (np.float32(sums[d]), d), reverse=True)[:k]
             assert counts[i] == len(order)
             assert docs[i, : counts[i]].tolist() == order
             assert scores[i, : counts[i]].tolist() == sums[order].astype(np.float32).tolist()

@@ -81,6 +81,32 @@ def test_overrides_parse_yaml_and_address_lists_by_index_or_name() -> None:
         apply_override(raw, "top_k")
 
 
+ENDPOINT_SETTINGS = {  # the same endpoint knobs in a generator and in a dense retriever's embedder
+    "generation.generator": "{type: openai, model: m, %s}",
+    "retrievers.dense.params.embedder": "{type: openai, %s}",
+}
+
+
+@pytest.mark.parametrize(("settings", "field", "expected"), [
+    ("concurrency: true, timeout_s: .inf", "concurrency", "expected a number, not a boolean (got True)"),
+    ("timeout_s: .inf", "timeout_s", "Input should be a finite number (got inf)"),
+    ("timeout_s: .nan", "timeout_s", "Input should be a finite number (got nan)"),
+    ("max_retries: false", "max_retries", "expected a number, not a boolean (got False)"),
+    ("backoff: {max_s: .inf}", "backoff.max_s", "Input should be a finite number (got inf)"),
+])
+def test_embedder_refuses_what_the_generator_refuses(settings: str, field: str, expected: str) -> None:
+    """Issue 28: one strict config base, so an embedder endpoint's settings are refused exactly as a
+    generator's (a boolean is not a number, NaN and infinity are not numbers)."""
+    messages = {}
+    for section, template in ENDPOINT_SETTINGS.items():
+        with pytest.raises(ConfigError) as caught:
+            load_config(SMOKE_CONFIG, [f"{section}={template % settings}"])
+        assert caught.value.key == f"{section}.{field}"
+        messages[section] = str(caught.value).split(f"{section}.{field}: ", 1)[1]
+    assert len(set(messages.values())) == 1, messages
+    assert messages["generation.generator"].startswith(expected)
+
+
 def test_relative_paths_resolve_against_the_config_directory(tmp_path: Path) -> None:
     config_dir = tmp_path / "configs"
     config_dir.mkdir()

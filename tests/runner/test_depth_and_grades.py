@@ -18,7 +18,7 @@ from rag.cli import main
 from rag.config import config_from_mapping
 from rag.errors import ConfigError
 
-from .conftest import SMOKE_CONFIG
+from .conftest import SMOKE_CONFIG, question_line, tiny_config, write_tiny_dataset
 
 # Six documents; q1 has three relevant documents of grades 3, 1, 2 worded so that BM25 ranks the
 # grade-1 document first (graded nDCG < binary nDCG); q2 one document with grade 2.
@@ -119,3 +119,34 @@ def test_default_depth_keeps_100_and_cutoff_at_depth_is_fine() -> None:
     assert config_from_mapping(raw, base_dir=SMOKE_CONFIG.parent).depth == 100
     raw.update(depth=20, evaluation={"metrics": ["recall@20", "mrr"]})
     assert config_from_mapping(raw, base_dir=SMOKE_CONFIG.parent).evaluation.metrics == ["recall@20", "mrr"]
+
+
+FUSION_TYPES = ["rrf", "convex", "combsum", "combmnz", "dbsf"]
+TINY_METRICS = ["mrr@3", "recall@3", "ndcg@3", "map@3", "p@3", "hit@3", "complete@3"]
+
+
+@pytest.mark.parametrize("ties", ["id", "expected"])
+def test_a_question_sharing_no_term_with_the_corpus_gets_empty_lists_end_to_end(tmp_path: Path, ties: str) -> None:
+    """Issue 28: BM25 returns only matching chunks, so a question sharing no term with any chunk gets
+    an empty list, and so does every fusion of such lists. Every stage takes it: its metrics are 0 at
+    both levels (trec_eval -c), it has no line in any TREC run, the extractive generator answers from
+    no context, and curves, tie counts and reports are written; the other questions are unaffected."""
+    corpus, questions = write_tiny_dataset(
+        tmp_path / "data", extra_questions=[question_line("q5", "Zyxx quorbl frobnitz?", ["Saturn"], ["Saturn"])])
+    bm25 = [{"name": "bm25", "type": "bm25", "params": {"k1": 1.2}}, {"name": "bm25b", "type": "bm25", "params": {"k1": 2.0}}]
+    fusions = [{"name": kind, "type": kind, "params": {"retrievers": ["bm25", "bm25b"]}} for kind in FUSION_TYPES]
+    config = tiny_config(tmp_path, corpus, questions, retrievers=bm25 + fusions,
+                         evaluation={"metrics": TINY_METRICS, "levels": ["url", "chunk"], "ties": ties, "n_resamples": 200})
+    assert main(["--config", str(config), "--quiet", "--output-dir", str(tmp_path / "run")]) == 0
+    run = tmp_path / "run"
+    per_query = pd.read_csv(run / "per_query.csv", keep_default_na=False, na_values=[""])
+    empty = per_query[per_query["qid"] == "q5"].set_index("method")
+    assert sorted(empty.index) == sorted(["bm25", "bm25b", *FUSION_TYPES])
+    columns = TINY_METRICS + [f"chunk:{metric}" for metric in TINY_METRICS]
+    assert (empty[columns] == 0).all().all()
+    assert (empty["retrieved_urls"] == "[]").all() and (empty["generation_status"] == "answered").all()
+    assert (per_query[per_query["qid"] != "q5"]["hit@3"] == 1).all()  # each tiny question's page is found
+    for method in empty.index:
+        qids = set(read_run(run / "runs" / f"{method}.trec"))
+        assert qids == {f"questions/q{i}" for i in range(1, 5)}, method
+    assert (run / "curves.csv").is_file() and (run / "report.html").is_file()

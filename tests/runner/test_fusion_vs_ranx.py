@@ -3,9 +3,11 @@ checked against independent oracles on the exported TREC files: ranx.fuse where 
 method (CombSUM / CombMNZ under min-max, z-score and no normalization, weighted sums, RRF), and for
 Qdrant's DBSF, which ranx lacks, qdrant-client's formula written out with :mod:`statistics`.
 
-Score fusions read scores, so ranx is given the files as they are; RRF reads ranks, and ranx orders
-equally scored items its own way, so its inputs are the files' rank order (docs/evaluation.md). The
-fused lists are then ordered by the documented rule (float32 score, best input rank, id descending).
+Score fusions read scores, so ranx is given the files as they are. RRF reads ranks, and ranx orders
+equally scored items its own way: over the files as they are it gives our RRF as long as an input
+has no tie (BM25 lists hold only matching chunks, so no run of zero scores), and its inputs are the
+files' rank order for the weighted check (docs/evaluation.md). The fused lists are then ordered by
+the documented rule (float32 score, best input rank, id descending).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from .test_smoke_e2e import DEPTH, best_input_rank
 pytestmark = pytest.mark.slow
 INPUTS = ["dense", "bm25"]
 FUSIONS = {  # name -> (type, params beyond the inputs)
+    "rrf": ("rrf", {"k": 60}),  # configs/smoke.yaml's
     "sum_minmax": ("combsum", {}),
     "sum_zscore": ("combsum", {"normalization": "zscore"}),
     "sum_none": ("combsum", {"normalization": "none"}),
@@ -104,15 +107,42 @@ def test_weighted_rrf_equals_ranx_weighted_sum_of_reciprocal_ranks(runs: Path) -
     assert any(abs(theirs[some_qid][doc] - unweighted[some_qid][doc]) > 1e-6 for doc in unweighted[some_qid])  # weights matter
 
 
+def test_bm25_lists_hold_only_matching_chunks_and_ranx_rrf_over_the_files_is_ours(runs: Path) -> None:
+    """Issue 28: bm25.trec has no 0.0-score line (a chunk sharing no query term is not a result), so
+    ranx's RRF over our dense.trec and bm25.trec *as they are* — ranx ranking each input by its
+    scores, its own way — gives our rrf top-10 on every question (on the old lists, which ended in
+    zero-score chunks in an order ranx does not share, on none). No file or question is left out."""
+    lines = (runs / "bm25.trec").read_text(encoding="utf-8").splitlines()
+    assert lines and all(float(line.split()[4]) > 0 for line in lines)
+    inputs = [read_run(runs / f"{retriever}.trec") for retriever in INPUTS]
+    assert set(inputs[1]) == set(inputs[0]) and len(inputs[0]) == 30  # every smoke question matches some chunk
+    assert any(len(scores) < DEPTH for scores in inputs[1].values())  # short lists are exercised
+    theirs = ranx_fused(inputs, None, "rrf", {"k": 60})
+    ours = read_run(runs / "rrf.trec")
+    assert set(ours) == set(theirs)
+    for qid, scores in ours.items():
+        fused = {doc: float(np.float32(score)) for doc, score in theirs[qid].items()}
+        best = best_input_rank([run[qid] for run in inputs])
+        top_10 = sorted(sorted(fused, reverse=True), key=lambda doc: (-fused[doc], best[doc]))[:10]
+        assert list(scores)[:10] == top_10, qid
+        assert [scores[doc] for doc in top_10] == [fused[doc] for doc in top_10], qid
+
+
 def qdrant_dbsf(inputs: list[dict[str, float]], weights: list[float]) -> dict[str, float]:
     """qdrant-client's ``distribution_based_score_fusion`` (hybrid/fusion.py), with Qdrant's weights:
-    mean and sample variance (n - 1), limits mean -+ 3 std, (s - low) / (high - low), summed."""
+    mean and sample variance (n - 1), limits mean -+ 3 std, (s - low) / (high - low), summed. A list
+    of one entry (a BM25 query matching one chunk), where the client divides by n - 1 = 0, scores 0.5
+    as in Qdrant's server (``score_fusion.rs``, ``distr_norm``)."""
     fused: dict[str, float] = {}
     for scores, weight in zip(inputs, weights):
-        mean, std = statistics.fmean(scores.values()), statistics.stdev(scores.values())
-        low, high = mean - 3 * std, mean + 3 * std
-        for doc, score in scores.items():
-            fused[doc] = fused.get(doc, 0.0) + weight * (score - low) / (high - low)
+        if len(scores) == 1:
+            normalized = dict.fromkeys(scores, 0.5)
+        else:
+            mean, std = statistics.fmean(scores.values()), statistics.stdev(scores.values())
+            low, high = mean - 3 * std, mean + 3 * std
+            normalized = {doc: (score - low) / (high - low) for doc, score in scores.items()}
+        for doc, value in normalized.items():
+            fused[doc] = fused.get(doc, 0.0) + weight * value
     return fused
 
 

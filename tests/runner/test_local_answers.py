@@ -23,8 +23,11 @@ def test_smollm2_answers_from_the_full_top_10_with_baselines_and_shared_prompts(
     config = yaml.safe_load(SMOKE_CONFIG.read_text())
     config["dataset"] = {"format": "jsonl", "corpus": str(REPO / "data/smoke/corpus.jsonl"),
                          "questions": str(REPO / "data/smoke/questions.jsonl")}
-    config["retrievers"] = [{"name": "bm25", "type": "bm25", "params": {"k1": 1.5, "b": 0.75}},
-                            {"name": "bm25_twin", "type": "bm25", "params": {"k1": 1.5, "b": 0.75}}]
+    # non_matching: keep — every list is 10 long (a BM25 list otherwise holds only the chunks sharing a
+    # query term), so each prompt carries the full top-10 the context window is sized for
+    bm25 = {"k1": 1.5, "b": 0.75, "non_matching": "keep"}
+    config["retrievers"] = [{"name": "bm25", "type": "bm25", "params": bm25},
+                            {"name": "bm25_twin", "type": "bm25", "params": bm25}]
     config["baselines"] = ["closed_book", "oracle"]
     config["generation"] = {"generator": {"type": "local", "max_tokens": MAX_TOKENS}}
     config.update(limit=4, output_dir=str(tmp_path / "runs"), cache_dir=str(tmp_path / "cache"))

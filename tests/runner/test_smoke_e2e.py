@@ -23,7 +23,8 @@ from .conftest import REPO, SMOKE_CONFIG
 pytestmark = pytest.mark.slow
 METHODS = ["dense", "bm25", "rrf", "convex"]
 METRICS = ["mrr@10", "recall@10", "ndcg@10", "map@10", "p@10", "hit@10", "complete@10", "em", "f1"]
-DEPTH = 48  # depth 100, but the smoke corpus has 48 chunks: every list holds all of them
+DEPTH = 48  # depth 100, but the smoke corpus has 48 chunks: every dense (and fused) list holds all of
+# them; a BM25 list holds the chunks sharing a query term (issue 28), often fewer
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +92,8 @@ def test_per_query_rows_match_hand_computed_metrics(smoke: Path) -> None:
                    "error", "retrieval_ms", "generation_status", *METRICS]:
         assert column in per_query
     for row in per_query.to_dict("records"):
-        assert len(json.loads(row["retrieved_chunks"])) == 10  # what the generator saw (top_k)
+        seen = len(json.loads(row["retrieved_chunks"]))  # what the generator saw: top_k, or every BM25 match
+        assert seen == 10 if row["method"] != "bm25" else 1 <= seen <= 10
         mrr, recall, complete = hand_mrr_recall_complete(json.loads(row["gold_urls"]), json.loads(row["retrieved_urls"]))
         assert row["mrr@10"] == pytest.approx(mrr) and row["recall@10"] == pytest.approx(recall)
         assert row["complete@10"] == complete
@@ -115,7 +117,8 @@ def test_trec_files_reproduce_every_metric_with_pytrec_eval(smoke: Path) -> None
     for method in METHODS:
         ours = per_query[per_query["method"] == method].set_index("qid")
         chunk_run = read_run(runs / f"{method}.trec")  # dicts in file order = our rank order
-        assert {len(scores) for scores in chunk_run.values()} == {DEPTH}  # full depth, not top_k
+        lengths = {len(scores) for scores in chunk_run.values()}  # full depth, not top_k
+        assert lengths == {DEPTH} if method != "bm25" else max(lengths) <= DEPTH
         # Rules 1 and 3 of the tie rule are trec_eval's: its order of our scores is our order, except
         # where a fusion's rule 2 (best input rank) decided a tie; those lists are evaluated in file order.
         reordered = {qid for qid, scores in chunk_run.items() if list(scores) != ranked_ids(scores)}
