@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import io
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rag.errors import BenchError
+from rag.normalize import nfkc
 
 BINARY = "binary"
 NON_UTF8 = "non_utf8"
@@ -99,11 +99,6 @@ def convert(data: bytes, suffix: str) -> Converted:
             raise Unreadable(NO_TEXT, "the PDF holds no text (scanned or image-only?)")
         raise Unreadable(EMPTY, "no text")
     return Converted(nfkc(result.text), nfkc(result.title) if result.title else None, result.dropped)
-
-
-def nfkc(text: str) -> str:
-    """``text`` in Unicode normalization form NFKC."""
-    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
 
 
 def decode_text(data: bytes) -> str:

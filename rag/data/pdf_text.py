@@ -1,10 +1,11 @@
 """Rules that turn the text of PDF pages (and plain text) into clean running text.
 
 - :func:`page_furniture`: running headers and footers. The first and last :data:`EDGE_LINES` lines of
-  each page are candidates; a candidate whose *key* (lower-cased, white space collapsed, every run of
-  digits read as one digit: page numbers, dates and times vary) recurs among the candidates of at
-  least half of the pages (and of two pages at least) is dropped from every page, and so is a
-  candidate that is only a page number (arabic or roman). Chromium's print header ("11/25/26, 8:25
+  each page are candidates; a candidate with a letter whose *key* (lower-cased, white space
+  collapsed, every run of digits read as one digit: page numbers, dates and times vary) recurs among
+  the candidates of :data:`RUNNING_PAGES` pages (of two pages in a PDF of up to four pages) is
+  dropped from every page: a chapter's running title recurs on its pages only. A candidate that is
+  only a page number (arabic or roman) is dropped too. Chromium's print header ("11/25/26, 8:25
   AM git-stash(1)") and footer ("file:///.../git-stash.html 1/8") and a manual's running title are
   such lines. A single page has no running lines to compare.
 - :func:`drop_dot_leaders`: table-of-contents lines, a title then a dot leader (four dots or more,
@@ -12,8 +13,9 @@
 - :func:`dehyphenate`: a word broken at a line end ("manip-" / "ulation") is joined with the next
   line. It loses its hyphen when the joined form is attested, a word of the same text or of the
   English word list of pyspellchecker (about 160,000 words), and the hyphenated form is not (written
-  on one line elsewhere in the text: ``git-config``); otherwise (``command-`` / ``line``, a part that
-  starts with a capital or a digit) the hyphen is kept: a real compound.
+  on one line elsewhere in the text: ``git-config``), and the second part goes on in the case of
+  the first (lower case, or all capitals); otherwise (``command-`` / ``line``, ``ChaCha-`` / ``Poly1305``)
+  the hyphen is kept: a real compound.
 - :func:`no_headings`: a line of text without headings (PDF, plain text) that would read as a Markdown
   heading (a shell comment, ``# make install``) is indented by four spaces, which CommonMark reads as
   code, so it never opens a section.
@@ -31,6 +33,7 @@ from functools import cache
 from rag.retrievers.stopwords import ENGLISH_STOPWORDS
 
 EDGE_LINES = 3
+RUNNING_PAGES = 3
 _DIGITS = re.compile(r"\d+")
 _PAGE_NUMBER = re.compile(r"^(?:\d{1,4}|[ivxlcdm]{1,7})$", re.IGNORECASE)
 _DOT_LEADER = re.compile(r"(?:\.[ \t]?){4,}[ \t]*[\divxlcdm]{1,6}[ \t]*$", re.IGNORECASE)
@@ -53,8 +56,8 @@ def page_furniture(pages: list[str]) -> tuple[list[str], int]:
         filled = [i for i, line in enumerate(lines) if line.strip()]
         edges.append(sorted(set(filled[:EDGE_LINES] + filled[-EDGE_LINES:])))
     counts = Counter(key for lines, edge in zip(split, edges) for key in {line_key(lines[i]) for i in edge})
-    need = max(2, (len(pages) + 1) // 2)
-    running = {key for key, count in counts.items() if count >= need} if len(pages) > 1 else set()
+    need = 2 if len(pages) <= 4 else RUNNING_PAGES
+    running = {key for key, count in counts.items() if count >= need and _WORD.search(key)} if len(pages) > 1 else set()
     dropped = 0
     out = []
     for lines, edge in zip(split, edges):
@@ -89,7 +92,8 @@ def dehyphenate(text: str) -> tuple[str, int, int]:
     def join(match: re.Match[str]) -> str:
         nonlocal joined, kept
         left, right = match.group(1), match.group(2)
-        if right[0].islower() and (left + right).lower() in attested and f"{left}-{right}".lower() not in compounds:
+        continued = right[0].islower() or (left.isupper() and right.isupper())  # "manip-ulation", "DIS-CLAIMED"
+        if continued and (left + right).lower() in attested and f"{left}-{right}".lower() not in compounds:
             joined += 1
             return left + right
         kept += 1
