@@ -8,16 +8,18 @@ counters on the old code), in a subprocess whose ``sys.path`` starts with that c
 folder, in chunks (a chunk counts once per column):
 
 - xml: an XML declaration, DOCTYPE, processing instruction or comment (``xml version=``, ``<!DOCTYPE``,
-  ``<?``, ``<!--``);
+  ``<?``, ``<!--``) in a chunk of a markup file (not a PDF: there such text is printed on the page,
+  as in fontconfig's manual, whose examples are XML files);
 - markup: a reStructuredText directive line (``.. name::``), a role (``:name:`text```), a MyST
-  directive fence (```` ```{name} ````, ``:::{name}``), a MyST role (``{name}`text```) or target
-  (``(label)=``);
+  directive fence (```` ```{name} ````, ``:::{name}``), a MyST role (``{name}`text```, not Git's
+  ``@{upstream}``) or target (``(label)=``);
 - boilerplate: a line of the furniture these folders are known to repeat: the manual's footer
   ("Last updated"), its suite line ("Part of the git(1) suite"), Chromium's print header (a date,
-  a time and AM/PM) and footer (``file:///``);
+  a time and AM/PM) and footer (a ``file:///`` URL, then the page number ``n/N``);
 - toc: a dot-leader line (a title, four dots or more, a page number);
 - ligatures: a Unicode ligature (U+FB00-U+FB06);
-- hyphenation: a word broken at a line end (a letter, ``-``, a line break, a lower-case letter);
+- hyphenation: in a chunk of a PDF, a word broken at a line end (a letter, ``-``, a line break, a
+  lower-case letter; in the other formats a line break is the author's, read as a space);
 - tiny: 30 tokens or fewer, in a document of more than one chunk;
 - duplicates: documents whose text equals an earlier document's (counted in documents).
 """
@@ -45,12 +47,14 @@ json.dump({"documents": [d.text for d in dataset.documents],
 COUNTERS = {
     "xml": re.compile(r"xml version=|<!DOCTYPE|<\?|<!--", re.IGNORECASE),
     "markup": re.compile(r"^[ \t]*\.\.[ \t]+[\w:.+-]+[ \t]*::|(?<![\w`]):[A-Za-z][\w:.+-]*:`|^[ \t]*(?:`{3,}|:{3,})\{"
-                         r"|\{[A-Za-z][\w:.+-]*\}`|^\([\w.-]+\)=[ \t]*$", re.MULTILINE),
-    "boilerplate": re.compile(r"Last updated|Part of the (?:linkgit:)?git|\d+/\d+/\d+, \d+:\d+ [AP]M|file:///"),
+                         r"|(?<![@$^\w-])\{[A-Za-z][\w:.+-]*\}`|^\([\w.-]+\)=[ \t]*$", re.MULTILINE),
+    "boilerplate": re.compile(r"Last updated|Part of the git\(\d\) suite|\d+/\d+/\d+, \d+:\d+ [AP]M"
+                              r"|file:///\S+[ \t]+\d+/\d+"),
     "toc": re.compile(r"(?:\.[ \t]?){4,}[ \t]*\d+[ \t]*$", re.MULTILINE),
     "ligatures": re.compile("[\ufb00-\ufb06]"),
     "hyphenation": re.compile(r"[^\W\d_]-[ \t]*\n[ \t]*[a-z]"),
 }
+PDF_ONLY = {True: ("xml",), False: ("hyphenation",)}  # columns left out for PDF chunks / for other chunks
 TINY_TOKENS = 30
 COLUMNS = ["documents", "chunks", *COUNTERS, "tiny", "duplicates"]
 
@@ -63,13 +67,18 @@ def chunks_of(folder: Path, checkout: Path) -> dict:
         return json.loads(Path(out.name).read_text(encoding="utf-8"))
 
 
+def _is_pdf(doc_id: str) -> bool:
+    return doc_id.lower().endswith(".pdf")
+
+
 def counts(data: dict) -> dict[str, int]:
     chunks = data["chunks"]
     per_document: dict[str, int] = {}
     for doc_id, _, _ in chunks:
         per_document[doc_id] = per_document.get(doc_id, 0) + 1
     row = {"documents": len(data["documents"]), "chunks": len(chunks)}
-    row.update({name: sum(1 for _, text, _ in chunks if rx.search(text)) for name, rx in COUNTERS.items()})
+    row.update({name: sum(1 for doc_id, text, _ in chunks if name not in PDF_ONLY.get(_is_pdf(doc_id), ()) and rx.search(text))
+                for name, rx in COUNTERS.items()})
     row["tiny"] = sum(1 for doc_id, _, n in chunks if n <= TINY_TOKENS and per_document[doc_id] > 1)
     row["duplicates"] = len(data["documents"]) - len(set(data["documents"]))
     return row
