@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rag.data.pdf_text import dehyphenate, drop_dot_leaders, no_headings, page_furniture, plausible_title
 from rag.errors import BenchError
 from rag.normalize import nfkc
 
@@ -119,8 +120,6 @@ _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 
 @converter(".txt")
 def text_file(data: bytes) -> Converted:
-    from rag.data.pdf_text import no_headings
-
     return Converted(no_headings(decode_text(data)))
 
 
@@ -210,8 +209,6 @@ def pdf_file(data: bytes) -> Converted:
 def _clean_pdf_text(pages: list[str], metadata_title: str | None) -> Converted:
     """The rules of :mod:`rag.data.pdf_text` applied to a PDF's page texts (NFKC first, so ligatures
     and the lines they are in compare as text)."""
-    from rag.data.pdf_text import dehyphenate, drop_dot_leaders, no_headings, page_furniture, plausible_title
-
     pages = [nfkc(page) for page in pages]
     first_line = next((line.strip() for page in pages for line in page.split("\n") if line.strip()), None)
     pages, furniture = page_furniture(pages)

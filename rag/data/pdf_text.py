@@ -50,7 +50,7 @@ def line_key(line: str) -> str:
 
 def page_furniture(pages: list[str]) -> tuple[list[str], int]:
     """The pages without their running headers, footers and page numbers; the number of lines dropped."""
-    split = [[line for line in page.split("\n")] for page in pages]
+    split = [page.split("\n") for page in pages]
     edges: list[list[int]] = []  # per page: indexes of the candidate lines
     for lines in split:
         filled = [i for i, line in enumerate(lines) if line.strip()]

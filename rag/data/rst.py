@@ -177,7 +177,7 @@ def _block(node: nodes.Node, depth: int) -> list[str]:
     if isinstance(node, nodes.table):
         return ["\n".join(" | ".join(" ".join(entry.astext().split()) for entry in row.children)
                           for row in node.findall(nodes.row))]
-    if isinstance(node, (nodes.field, nodes.option_list_item, nodes.definition_list_item)):
+    if isinstance(node, (nodes.field, nodes.option_list_item, nodes.definition_list_item)) and node.children:
         head, *rest = node.children
         return [_inline(head) + ":" if isinstance(node, nodes.field) else _inline(head), *_blocks_of(rest, depth)]
     if isinstance(node, (nodes.paragraph, nodes.rubric, nodes.caption, nodes.attribution, nodes.line,
