@@ -8,8 +8,9 @@ Algorithm, per document:
 
 1. split into sections at Markdown headings (:mod:`rag.data.sections`; ``headings: false``: one
    section). No chunk crosses a section boundary, except by this rule: a section of fewer than
-   ``min_tokens`` tokens (a heading with no text of its own, say) is joined to the next section, and
-   a short last section to the previous one;
+   ``min_section_tokens`` tokens, at most half of ``max_tokens`` (a heading with no text of its own,
+   or with one line under it, say) is joined to the next section, and a short last section to the
+   previous one;
 2. split each section into sentences (:mod:`rag.data.sentences`); each is a character span of the
    document (a sentence of more than :data:`SPAN_CHARS` characters is first cut at white space);
 3. count each sentence's tokens from its own tokenization (offset mapping), the sentences of
@@ -67,6 +68,10 @@ class ChunkingConfig(ConfigModel):
     max_tokens: int = Field(254, ge=8, description="token budget of one chunk (without [CLS]/[SEP])")
     overlap_tokens: int = Field(50, ge=0, description="at most this many tokens of whole sentences repeated")
     min_tokens: int = Field(20, ge=0, description="a shorter last chunk is merged into the previous one")
+    min_section_tokens: int = Field(
+        50, ge=0, description="a shorter section (a heading and a line, say) is joined to the next one (the last to the "
+                              "previous one); at most half of max_tokens is used; documents without headings are one "
+                              "section and are not affected")
     tokenizer: str = Field(DEFAULT_EMBEDDING_MODEL, description="embedding model name or path")
     headings: bool = Field(True, description="no chunk crosses a Markdown heading: documents are chunked section by section")
     section_prefix: bool = Field(
@@ -196,7 +201,8 @@ def chunk_documents(
     chunks: list[Chunk] = []
     for document, sections_pieces in progress_bar(measured, total=len(documents), desc="chunking", unit="doc",
                                                   enabled=progress):
-        chunks.extend(_document_chunks(document, _section_groups(sections_pieces, config.min_tokens), config, tokenizer))
+        groups = _section_groups(sections_pieces, min(config.min_section_tokens, config.max_tokens // 2))
+        chunks.extend(_document_chunks(document, groups, config, tokenizer))
     return _recount(chunks, tokenizer, config.max_tokens)
 
 

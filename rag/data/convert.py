@@ -3,18 +3,27 @@
 Every format becomes text whose section headings are Markdown ATX lines (``# Title``, ``## Section``),
 so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
 
-- ``.txt``: the text as is (no headings); ``.md``/``.markdown``: the text as is, minus a YAML front
-  matter block (whose ``title:`` becomes the title);
-- ``.rst``: section titles (a line underlined, optionally overlined, by a repeated punctuation
-  character at least as long as the title) become ATX headings; levels follow the order in which
-  the adornment styles first appear, which is reStructuredText's own rule;
-- ``.html``/``.htm``: BeautifulSoup, minus ``script``/``style``/``template``/``noscript``, then
-  markdownify with ATX headings; links and images keep only their text; ``<title>`` is the title;
-- ``.pdf``: pypdf's text of each page (PDFs hold no heading structure); an encrypted PDF that does not
-  open with the empty password is unreadable;
+- ``.txt``: the text as is (no headings: a line that would read as one is indented, see
+  :func:`rag.data.pdf_text.no_headings`); ``.md``/``.markdown``: MyST Markdown resolved to plain
+  Markdown (:mod:`rag.data.myst`), minus a YAML front matter block (whose ``title:`` becomes the title);
+- ``.rst``: docutils' parse written back as Markdown (:mod:`rag.data.rst`): section titles as ATX
+  headings of their depth, directives and roles as their text or nothing;
+- ``.html``/``.htm``: BeautifulSoup, minus ``script``/``style``/``template``/``noscript``/``nav``,
+  the XML declaration, DOCTYPE, processing instructions and comments, and tables of contents (an
+  element of class or id ``toc``, or a list whose text is all links to anchors of the same page),
+  then markdownify with ATX headings; links and images keep only their text; ``<title>`` is the title;
+- ``.pdf``: pypdf's text of each page (PDFs hold no heading structure), cleaned by
+  :mod:`rag.data.pdf_text`: running headers, footers and page numbers, dot-leader lines dropped,
+  words broken at line ends joined, heading-like lines indented; the metadata title, else the first
+  line, where it reads as a title; an encrypted PDF that does not open with the empty password is
+  unreadable;
 - ``.docx``: python-docx, paragraphs and tables in document order; paragraphs of style
   ``Heading N`` become level-N headings, ``Title`` a level-1 heading; a table row is one line,
   its cells joined by ``" | "``.
+
+Every text is put in Unicode normalization form NFKC (ligatures such as ``ﬁ`` become ``fi``, full-width
+forms their ASCII letters), as the sparse tokenizers put queries (:mod:`rag.retrievers.tokenizers`).
+Lines a converter drops are counted by rule in ``Converted.dropped``.
 
 Titles of a document that names none come from its first heading (:func:`rag.data.sections.first_heading`).
 The choice of libraries was measured (docs/data.md, "Converter choice"). A file that cannot be
@@ -26,9 +35,11 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from rag.data.pdf_text import dehyphenate, drop_dot_leaders, no_headings, page_furniture, plausible_title
 from rag.errors import BenchError
+from rag.normalize import nfkc
 
 BINARY = "binary"
 NON_UTF8 = "non_utf8"
@@ -50,10 +61,12 @@ class Unreadable(BenchError):
 
 @dataclass(frozen=True)
 class Converted:
-    """A file's text (Markdown headings for its sections) and its own title, if it names one."""
+    """A file's text (Markdown headings for its sections), its own title if it names one, and the
+    lines (or words) its cleaning rules dropped or changed, by rule."""
 
     text: str
     title: str | None = None
+    dropped: dict[str, int] = field(default_factory=dict)
 
 
 Converter = Callable[[bytes], Converted]
@@ -86,7 +99,7 @@ def convert(data: bytes, suffix: str) -> Converted:
         if suffix == ".pdf":
             raise Unreadable(NO_TEXT, "the PDF holds no text (scanned or image-only?)")
         raise Unreadable(EMPTY, "no text")
-    return result
+    return Converted(nfkc(result.text), nfkc(result.title) if result.title else None, result.dropped)
 
 
 def decode_text(data: bytes) -> str:
@@ -107,64 +120,71 @@ _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 
 @converter(".txt")
 def text_file(data: bytes) -> Converted:
-    return Converted(decode_text(data))
+    return Converted(no_headings(decode_text(data)))
 
 
 @converter(".md", ".markdown")
 def markdown_file(data: bytes) -> Converted:
-    """Markdown as is; a leading YAML front matter block is dropped, its ``title:`` kept as the title."""
+    """MyST Markdown resolved to Markdown; a leading YAML front matter block is dropped, its
+    ``title:`` kept as the title."""
+    from rag.data.myst import myst_to_markdown
+
     text = decode_text(data)
     match = _FRONT_MATTER.match(text)
     if match is None:
-        return Converted(text)
+        return Converted(myst_to_markdown(text))
     title = _FRONT_TITLE.search(match.group(1))
-    return Converted(text[match.end():], title.group(1).strip("\"'") if title else None)
-
-
-_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*$")
+    return Converted(myst_to_markdown(text[match.end():]), title.group(1).strip("\"'") if title else None)
 
 
 @converter(".rst")
 def rst_file(data: bytes) -> Converted:
-    """reStructuredText with its section titles as ATX headings (see the module docstring)."""
-    lines = decode_text(data).split("\n")
-    styles: list[tuple[str, bool]] = []  # (character, overlined), in order of first appearance
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        over = bool(_ADORNMENT.match(line)) and i + 2 < len(lines) and lines[i + 2].strip() == line.strip()
-        title_at = i + 1 if over else i
-        title = lines[title_at].strip() if title_at < len(lines) else ""
-        under = lines[title_at + 1] if title_at + 1 < len(lines) else ""
-        if title and not _ADORNMENT.match(lines[title_at]) and _ADORNMENT.match(under) and len(under.strip()) >= len(title):
-            style = (under.strip()[0], over)
-            if style not in styles:
-                styles.append(style)
-            out.append("#" * min(styles.index(style) + 1, 6) + " " + title)
-            i = title_at + 2
-            continue
-        out.append(line)
-        i += 1
-    return Converted("\n".join(out))
+    """reStructuredText through docutils (see the module docstring)."""
+    from rag.data.rst import rst_to_markdown
+
+    return Converted(rst_to_markdown(decode_text(data)))
 
 
 @converter(".html", ".htm")
 def html_file(data: bytes) -> Converted:
     """HTML through BeautifulSoup and markdownify (see the module docstring)."""
-    from bs4 import BeautifulSoup
+    from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
     from markdownify import ATX, MarkdownConverter
 
     if b"\x00" in data[:SNIFF_BYTES]:
         raise Unreadable(BINARY, "binary content (NUL bytes), not HTML")
     soup = BeautifulSoup(data, "html.parser")
-    for element in soup(["script", "style", "template", "noscript"]):
+    for element in soup(["script", "style", "template", "noscript", "nav"]):
         element.decompose()
+    for node in soup.find_all(string=lambda node: isinstance(node, (Comment, Declaration, Doctype, ProcessingInstruction))):
+        node.extract()
+    tables_of_contents = [element for element in soup.find_all(True) if _is_table_of_contents(element)]
+    for element in tables_of_contents:
+        if not element.decomposed:
+            element.decompose()
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     if soup.title:
         soup.title.decompose()
     text = MarkdownConverter(heading_style=ATX, strip=["a", "img"], bullets="-").convert_soup(soup)
-    return Converted(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n", title or None)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return Converted(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n", title or None,
+                     {"table_of_contents": len(tables_of_contents)} if tables_of_contents else {})
+
+
+_TOC_NAMES = frozenset({"toc", "table-of-contents", "tableofcontents"})
+
+
+def _is_table_of_contents(element) -> bool:
+    """An element of class or id ``toc``, or a list (``ul``/``ol``/``dl``) of three links or more whose
+    text is all in links to anchors of the same page (``href="#..."``)."""
+    names = {name.lower() for name in element.get("class") or []} | {str(element.get("id") or "").lower()}
+    if names & _TOC_NAMES:
+        return True
+    if element.name not in ("ul", "ol", "dl"):
+        return False
+    links = element.find_all("a", href=True)
+    return (len(links) >= 3 and all(link["href"].startswith("#") for link in links)
+            and "".join(element.get_text().split()) == "".join("".join(link.get_text() for link in links).split()))
 
 
 @converter(".pdf")
@@ -183,7 +203,21 @@ def pdf_file(data: bytes) -> Converted:
     else:
         pages = [page.extract_text() or "" for page in reader.pages]
     title = reader.metadata.title if reader.metadata is not None else None
-    return Converted("\n\n".join(page.strip() for page in pages), title.strip() if title and title.strip() else None)
+    return _clean_pdf_text(pages, title)
+
+
+def _clean_pdf_text(pages: list[str], metadata_title: str | None) -> Converted:
+    """The rules of :mod:`rag.data.pdf_text` applied to a PDF's page texts (NFKC first, so ligatures
+    and the lines they are in compare as text)."""
+    pages = [nfkc(page) for page in pages]
+    first_line = next((line.strip() for page in pages for line in page.split("\n") if line.strip()), None)
+    pages, furniture = page_furniture(pages)
+    text, leaders = drop_dot_leaders("\n\n".join(page.strip() for page in pages))
+    text, joined, kept = dehyphenate(text)
+    text = re.sub(r"\n{3,}", "\n\n", no_headings(text)).strip()
+    title = next((t.strip() for t in (metadata_title and nfkc(metadata_title), first_line) if plausible_title(t)), None)
+    counts = {"page_furniture": furniture, "dot_leaders": leaders, "dehyphenated": joined, "hyphen_kept": kept}
+    return Converted(text, title, {rule: count for rule, count in counts.items() if count})
 
 
 @converter(".docx")

@@ -9,6 +9,12 @@ A document's ``doc_id`` and ``url`` are its relative path, never an absolute one
 converter's (front matter, HTML ``<title>``, PDF or DOCX metadata), else the first heading, else the
 file name without suffix.
 
+Files with the same bytes as a file read before them (a link to it, a copy) are read once: the later
+ones are listed in ``Dataset.duplicates`` (duplicate -> the file kept), never indexed. Lines that
+repeat across the folder's documents (:mod:`rag.data.boilerplate`) are dropped after conversion; what
+the converters' cleaning rules and that rule dropped is counted in ``Dataset.cleaning``, the repeated
+lines listed in ``Dataset.boilerplate``.
+
 Files that cannot be read are skipped, each printed as one warning line and counted by kind in
 ``Dataset.skipped`` (listed in ``Dataset.skipped_examples``), or, with ``dataset.strict``, the first
 one is a :class:`rag.errors.DataError`. Kinds: ``too_large`` (over ``max_file_mb`` MiB),
@@ -20,12 +26,15 @@ cannot pull in other files of the machine) and ``link_to_folder`` (links to fold
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+from rag.data.boilerplate import drop_lines, repeated_lines
 from rag.data.config import FilesDatasetConfig
 from rag.data.convert import CONVERTERS, UNREADABLE, Unreadable, convert
 from rag.data.loaders import (
@@ -44,6 +53,7 @@ SYMLINK_LOOP = "symlink_loop"
 LINK_OUTSIDE = "link_outside"
 LINK_TO_FOLDER = "link_to_folder"
 MAX_LISTED = 1000  # skipped files listed by name in Dataset.skipped_examples (all are counted)
+BOILERPLATE_LISTED = 20  # repeated lines listed in Dataset.boilerplate (all are counted)
 MIB = 1 << 20
 
 
@@ -150,11 +160,20 @@ class FilesLoader(DatasetLoader):
             raise DataError(config.path, "not a folder; expected the folder of documents (dataset.path)")
         skipped = ProblemLog(skip_invalid=not config.strict, max_examples=MAX_LISTED)
         documents, read = [], []
+        seen: dict[str, str] = {}  # SHA-256 of a file's bytes -> the first file read with them
+        duplicates: dict[str, str] = {}
+        cleaning: Counter[str] = Counter()
         for relative, path, problem in walk(root, PathFilter(config.include, config.exclude)):
             try:
                 if problem is not None:
                     raise problem
                 data, suffix = read_file(path, root, int(config.max_file_mb * MIB))
+                digest = hashlib.sha256(data).hexdigest()
+                if digest in seen:
+                    duplicates[relative] = seen[digest]
+                    log.info("%s has the same content as %s: read once", relative, seen[digest])
+                    continue
+                seen[digest] = relative
                 converted = convert(data, suffix)
             except Unreadable as exc:
                 strict = " (dataset.strict / --strict; without it the file is skipped)" if config.strict else ""
@@ -162,9 +181,11 @@ class FilesLoader(DatasetLoader):
                 log.warning("skipped %s: %s", relative, exc.reason)
                 continue
             del data
+            cleaning.update(converted.dropped)
             title = converted.title or first_heading(converted.text) or PurePosixPath(relative).stem
             documents.append(Document(relative, relative, title, converted.text, {"format": suffix[1:]}))
             read.append(path)
+        documents, boilerplate = _without_boilerplate(documents, cleaning)
         if not documents:
             raise DataError(config.path, f"no readable file matches dataset.include {config.include}"
                             + (f" ({sum(skipped.counts.values())} skipped)" if skipped.counts else ""))
@@ -175,5 +196,23 @@ class FilesLoader(DatasetLoader):
             skipped=dict(skipped.counts), skipped_examples=list(skipped.examples),
             source_files=[*read, *questions.files], source_root=root, question_provenance=questions.provenance,
             files_read=len(documents), files_skipped=sum(skipped.counts.values()),
+            duplicates=duplicates, cleaning=dict(cleaning), boilerplate=boilerplate,
         )
+
+
+def _without_boilerplate(documents: list[Document], cleaning: Counter[str]) -> tuple[list[Document], list[str]]:
+    """The documents without the lines repeated across the folder (:mod:`rag.data.boilerplate`),
+    counted in ``cleaning["boilerplate"]``, found among the documents of each format; the keys of the
+    first :data:`BOILERPLATE_LISTED` repeated units."""
+    formats = {document.metadata["format"] for document in documents}
+    keys = {fmt: repeated_lines([d.text for d in documents if d.metadata["format"] == fmt]) for fmt in formats}
+    examples: list[str] = []
+    cleaned = []
+    for document in documents:
+        text, dropped = drop_lines(document.text, keys[document.metadata["format"]])
+        if dropped:
+            cleaning["boilerplate"] += dropped
+            examples.extend(sorted(key for key in keys[document.metadata["format"]] if key not in examples))
+        cleaned.append(Document(document.doc_id, document.url, document.title, text, document.metadata))
+    return cleaned, examples[:BOILERPLATE_LISTED]
 

@@ -36,7 +36,10 @@ class Dataset:
     to it. A folder of files (:mod:`rag.data.files`) sets ``files_read`` and ``files_skipped``; its
     skipped files are counted in ``skipped`` and listed in ``skipped_examples`` like bad records.
     ``question_provenance`` holds, per question set read from a file with a provenance sidecar
-    (:mod:`rag.data.questions.provenance`), how it was made.
+    (:mod:`rag.data.questions.provenance`), how it was made. A folder of files also records the files
+    read once for having the same bytes as another (``duplicates``: duplicate -> file kept), what its
+    cleaning rules dropped, by rule (``cleaning``), and the lines found repeated across its documents
+    (``boilerplate``, the first few).
     """
 
     name: str
@@ -49,6 +52,9 @@ class Dataset:
     files_read: int | None = None
     files_skipped: int = 0
     question_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    duplicates: dict[str, str] = field(default_factory=dict)
+    cleaning: dict[str, int] = field(default_factory=dict)
+    boilerplate: list[str] = field(default_factory=list)
 
 
 class DatasetLoader(ABC):

@@ -138,6 +138,8 @@ def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question
         "name": dataset.name,
         "source_files": {source_name(path, dataset.source_root): sha256_file(path) for path in dataset.source_files},
         **({"files": {"read": dataset.files_read, "skipped": dataset.files_skipped}} if dataset.files_read is not None else {}),
+        **({"duplicates": dict(dataset.duplicates), "cleaning": dict(dataset.cleaning),
+            "boilerplate_lines": list(dataset.boilerplate)} if dataset.files_read is not None else {}),
         "documents": len(dataset.documents),
         "documents_sha256": documents_fingerprint(dataset.documents),
         "question_sets": {

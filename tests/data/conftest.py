@@ -34,12 +34,13 @@ HTML_SENTENCES = [
 ]
 
 
-def print_pdf(html: str, out: Path) -> Path:
-    """``html`` printed to ``out`` by headless Chromium (no header or footer)."""
+def print_pdf(html: str, out: Path, header_footer: bool = False) -> Path:
+    """``html`` printed to ``out`` by headless Chromium; with ``header_footer``, Chromium's default
+    print header (date, time, title) and footer (the page's URL, page n/N) on every page."""
     source = out.with_suffix(".src.html")
     source.write_text(html, encoding="utf-8")
     subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", *([] if header_footer else ["--no-pdf-header-footer"]),
          f"--print-to-pdf={out}", source.as_uri()],
         check=True, capture_output=True, timeout=120,
     )
@@ -116,7 +117,7 @@ def bad_folder(tmp_path_factory, good_folder) -> Path:
     (root / "loop_dir").symlink_to(root, target_is_directory=True)
     (base / "secret.md").write_text("# Secret\n\nOutside the folder.\n", encoding="utf-8")
     (root / "outside.md").symlink_to(base / "secret.md")
-    (root / "inside.md").symlink_to(root / "good.md")  # a link within the folder is read
+    (root / "inside.md").symlink_to(root / "good.md")  # a link within the folder: read once, as good.md
     if CHROMIUM is not None:
         import pypdf
 

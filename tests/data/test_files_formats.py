@@ -103,11 +103,11 @@ def heading_lines(text: str) -> list[int]:
 
 
 def test_chunks_never_cross_a_heading_and_carry_their_section(dataset, tokenizer):
-    config = ChunkingConfig(max_tokens=64, overlap_tokens=8, min_tokens=10)
+    config = ChunkingConfig(max_tokens=64, overlap_tokens=8, min_tokens=10, min_section_tokens=10)
     chunks = chunk_documents(dataset.documents, config, tokenizer=tokenizer, progress=False)
     setup = [chunk for chunk in chunks if chunk.url == "guide/setup.md"]
     assert len(setup) >= 6  # a document of several chunks
-    for chunk in chunks:  # the stated rule: only sections shorter than min_tokens are joined to another
+    for chunk in chunks:  # the stated rule: only sections shorter than min_section_tokens are joined to another
         lines = chunk.text.split("\n")
         cuts = [0, *[i for i in heading_lines(chunk.text) if i > 0], len(lines)]
         parts = ["\n".join(lines[a:b]) for a, b in zip(cuts, cuts[1:])]

@@ -31,12 +31,13 @@ def files_config(folder: Path, **extra) -> dict:
 def test_each_bad_file_is_skipped_with_its_reason(bad_folder, caplog):
     with caplog.at_level(logging.WARNING, logger="rag.data.files"):
         dataset = load_dataset(files_config(bad_folder))
-    assert sorted(d.url for d in dataset.documents) == ["good.md", "inside.md"]  # a link inside the folder is read
+    assert sorted(d.url for d in dataset.documents) == ["good.md"]
+    assert dataset.duplicates == {"inside.md": "good.md"}  # a link inside the folder: the same bytes, read once
     expected_counts: dict[str, int] = {}
     for kind in EXPECTED.values():
         expected_counts[kind] = expected_counts.get(kind, 0) + 1
     assert dataset.skipped == expected_counts
-    assert dataset.files_read == 2 and dataset.files_skipped == len(EXPECTED)
+    assert dataset.files_read == 1 and dataset.files_skipped == len(EXPECTED)
     listed = {example.split(":")[0]: example for example in dataset.skipped_examples}
     assert sorted(listed) == sorted(EXPECTED)
     warnings = [record.getMessage() for record in caplog.records if record.name == "rag.data.files"]
@@ -102,14 +103,15 @@ def test_cli_strict_is_one_line_exit_2_and_a_run_lists_skipped_files(bad_folder,
     captured = capsys.readouterr()
     warnings = [line for line in captured.err.splitlines() if line.startswith("WARNING rag.data.files: skipped ")]
     assert len(warnings) == len(EXPECTED)
-    assert "Files: 2 read, " + str(len(EXPECTED)) + " skipped" in captured.out
+    assert "Files: 1 read, " + str(len(EXPECTED)) + " skipped" in captured.out
     manifest = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
     data = manifest["data"]
-    assert data["files"] == {"read": 2, "skipped": len(EXPECTED)}
+    assert data["files"] == {"read": 1, "skipped": len(EXPECTED)}
+    assert data["duplicates"] == {"inside.md": "good.md"}
     questions = Path(os.path.relpath(tmp_path / "questions.jsonl", bad_folder)).as_posix()
-    assert sorted(data["source_files"]) == sorted([questions, "good.md", "inside.md"])  # relative to the folder
+    assert sorted(data["source_files"]) == sorted([questions, "good.md"])  # relative to the folder
     assert sum(data["skipped_invalid"].values()) == len(EXPECTED)
     assert str(bad_folder) not in json.dumps(data)
     report = (out_dir / "report.html").read_text(encoding="utf-8")
-    assert f"files: 2 read, {len(EXPECTED)} skipped" in report and "skipped: outside.md:" in report
+    assert f"files: 1 read, {len(EXPECTED)} skipped" in report and "skipped: outside.md:" in report
     assert str(bad_folder) not in report
