@@ -470,7 +470,7 @@ def _anchor_overridden_paths(raw: dict[str, Any], locations: Sequence[tuple[str 
                 if not isinstance(node, (dict, list)):
                     return path
             if isinstance(node, list) or last in node:
-                node[last] = str(Path.cwd() / path.expanduser())
+                node[last] = str((Path.cwd() / path.expanduser()).resolve())
         return path
 
     map_paths(typed, anchor)

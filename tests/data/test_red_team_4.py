@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from rag.chunking import documents_fingerprint
 from rag.cli import main
 from rag.data import load_dataset
 from rag.data.convert import MAX_BLOCKS
@@ -53,6 +54,10 @@ def docs_argv(root: Path, docs: Path, *options: str) -> list[str]:
 def test_a_file_name_that_is_not_utf8_is_read_under_its_escaped_name(tmp_path: Path, capsys) -> None:
     """It crashed with a UnicodeEncodeError traceback (sha256_strings of the document ids)."""
     docs = small_folder(tmp_path)
+    dataset = load_dataset({"format": "files", "path": str(docs)})
+    assert sorted(document.url for document in dataset.documents) == ["caf\\xe9.md", "good.md"]
+    assert "Espresso" in next(document.text for document in dataset.documents if document.title == "Cafe")
+    assert len(documents_fingerprint(dataset.documents)) == 64
     assert main(docs_argv(tmp_path, docs, "--questions", str(tmp_path / "q.jsonl"))) == 0
     err = capsys.readouterr().err
     assert "Traceback" not in err
@@ -60,9 +65,6 @@ def test_a_file_name_that_is_not_utf8_is_read_under_its_escaped_name(tmp_path: P
     assert manifest["data"]["files"] == {"read": 2, "skipped": 0}
     assert {"caf\\xe9.md", "good.md"} <= set(manifest["data"]["source_files"])
     assert "q/q1 0 caf\\x5cxe9.md 1" in (tmp_path / "run" / "runs" / "qrels.url.txt").read_text()  # TREC escapes "\\"
-    dataset = load_dataset({"format": "files", "path": str(docs)})
-    assert sorted(document.url for document in dataset.documents) == ["caf\\xe9.md", "good.md"]
-    assert "Espresso" in next(document.text for document in dataset.documents if document.title == "Cafe")
 
 
 def test_the_one_text_form_of_a_file_name() -> None:
