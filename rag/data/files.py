@@ -19,7 +19,7 @@ one is a :class:`rag.errors.DataError`. Kinds: ``too_large`` (over ``max_file_mb
 ``binary``, ``non_utf8``, ``empty``, ``encrypted``, ``no_text`` (an image-only PDF), ``unreadable``
 (a damaged file, or one the system refuses to open), ``unsupported`` (no converter for the suffix),
 ``not_regular`` (a named pipe, socket or device: never opened, as opening a pipe waits for a writer),
-``too_complex`` (more work than a file may take, :data:`rag.data.convert.MAX_BLOCKS`),
+``too_complex`` (more work than a file may take: :data:`rag.data.convert.MAX_BLOCKS`, ``MAX_PAGES``),
 ``symlink_loop``, ``link_outside`` (a link to a file outside the folder: never read, so a folder
 cannot pull in other files of the machine) and ``link_to_folder`` (links to folders are not followed).
 """
