@@ -3,7 +3,8 @@
 Every model forbids unknown keys and refuses booleans for numbers (:class:`rag.validation.ConfigModel`).
 :func:`load_config` reads the YAML strictly (a duplicated key is an error; the merge key ``<<:`` works;
 a syntax error names file, line and column, in the file or a ``--set`` value), applies
-``--set dotted.key=value`` overrides (values parsed as YAML), validates once
+``--set dotted.key=value`` overrides (values parsed as YAML; a relative path set this way is relative
+to the working directory, as on any command line, whatever the config), validates once
 — each retriever's ``params`` become its type's ``Params`` model here, nowhere else — and turns any
 failure into a :class:`rag.errors.ConfigError` naming the dotted key path (e.g.
 ``retrievers.bm25.params.k1``, see :mod:`rag.validation`) and what was expected; then it resolves
@@ -23,16 +24,17 @@ configs use ``.cache/`` in the working directory), ``output_dir`` ``runs`` next 
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic_core import to_jsonable_python
 from pydantic import (
-    BaseModel, Field, PositiveInt, SerializeAsAny, ValidationError, ValidationInfo, field_validator,
-    model_validator,
+    BaseModel, ConfigDict, Field, PositiveInt, RootModel, SerializeAsAny, TypeAdapter, ValidationError,
+    ValidationInfo, field_validator, model_validator,
 )
 
 from rag.baselines import BASELINES
@@ -41,9 +43,12 @@ from rag.data import DatasetConfig
 from rag.errors import ConfigError
 from rag.generation import GeneratorConfig
 from rag.generation.config import LocalGeneratorConfig, OpenAIGeneratorConfig
+from rag.io_utils import name_text
 from rag.resources import builtin_config, builtin_config_names, is_builtin_config
 from rag.retrievers.base import RETRIEVERS, RetrieverParams
 from rag.validation import ENTRY_NAME_PATTERN, ConfigModel, config_error_from_validation, entry_label
+
+log = logging.getLogger(__name__)
 
 DEFAULT_CACHE_DIR = Path("~/.cache/rag-bench")
 MAX_RESAMPLES = 1_000_000  # bootstrap and sign-flip resamples: time and memory grow with resamples x questions
@@ -303,14 +308,14 @@ def read_config_mapping(path: str | Path, overrides: Sequence[str] = ()) -> tupl
     paths resolve against, and the file it came from (named in errors).
 
     ``path`` is a file, or else the name of a built-in config (``smoke``, ``wiki``; an existing file
-    wins, see :mod:`rag.resources`). A built-in config's relative ``output_dir`` and ``cache_dir``
+    wins, see :mod:`rag.resources`, and a warning says so). A built-in config's relative ``output_dir``
+    and ``cache_dir``, and every relative path an override sets (:func:`_anchor_overridden_paths`),
     are made absolute against the working directory here, so nothing lands in the installed package."""
     path = _config_file(Path(path))
     raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise ConfigError(None, "expected a mapping of config keys at the top level", source=path)
-    for override in overrides:
-        apply_override(raw, override)
+    _anchor_overridden_paths(raw, [apply_override(raw, override) for override in overrides])
     if not is_builtin_config(path):
         return raw, path.parent, path
     raw.setdefault("output_dir", "runs")
@@ -321,9 +326,12 @@ def read_config_mapping(path: str | Path, overrides: Sequence[str] = ()) -> tupl
 
 
 def _config_file(path: Path) -> Path:
-    if path.is_file():
-        return path
     builtin = builtin_config(str(path))
+    if path.is_file():
+        if builtin is not None and not is_builtin_config(path):
+            log.warning("--config %s: the file %s here is read, not the built-in config %r of that name (an existing "
+                        "file wins; rename or move the file to use the built-in)", path, path, builtin.stem)
+        return path
     if builtin is not None:
         return builtin
     problem = "is a directory" if path.is_dir() else "file not found"
@@ -400,21 +408,24 @@ def config_from_mapping(raw: Mapping[str, Any], base_dir: Path, source: str | Pa
     return config
 
 
-def apply_override(raw: dict[str, Any], override: str) -> None:
+def apply_override(raw: dict[str, Any], override: str) -> tuple[str | int, ...]:
     """Set ``a.b.0.c=value`` in the raw mapping. The value is parsed as YAML (``3`` is an int,
     ``[a, b]`` a list, ``null`` None). A list element is addressed by index or, for lists of
-    mappings with a ``name`` (the retrievers), by that name."""
+    mappings with a ``name`` (the retrievers), by that name. Returns where the value was set (a
+    list element by its index)."""
     key, sep, text = override.partition("=")
     if not sep or not key.strip():
         raise ConfigError("--set", f"{override!r}: expected dotted.key=value")
     value = parse_yaml(text, f"--set {key.strip()}")
     parts = key.strip().split(".")
     node: Any = raw
+    location: list[str | int] = []
     for depth, part in enumerate(parts):
         last = depth == len(parts) - 1
         where = ".".join(parts[: depth + 1])
+        location.append(part)
         if isinstance(node, list):
-            index = _list_index(node, part, where)
+            index = location[-1] = _list_index(node, part, where)
             if last:
                 node[index] = value
             else:
@@ -428,6 +439,37 @@ def apply_override(raw: dict[str, Any], override: str) -> None:
                 node = node[part]
         else:
             raise ConfigError(where, f"cannot set a key inside a {type(node).__name__} value")
+    return tuple(location)
+
+
+def _anchor_overridden_paths(raw: dict[str, Any], locations: Sequence[tuple[str | int, ...]]) -> None:
+    """Each relative path value of the config at or under a location an override set is written back
+    into ``raw`` made absolute against the working directory (``--set dataset.path=docs`` means
+    ./docs, not docs next to the config file, nor inside the package for a built-in config). Which
+    values are paths is known from the top-level section validated on its own (the config is still
+    validated once, by :func:`config_from_mapping`, which reports what is invalid; a retriever's
+    ``params``, validated only there, hold no path)."""
+    sections = {location[0] for location in locations if isinstance(location[0], str)}
+    typed = {}
+    for name in sections & set(RunConfig.model_fields) & set(raw):
+        try:
+            typed[name] = TypeAdapter(RunConfig.model_fields[name].annotation).validate_python(raw[name])
+        except (ValidationError, ConfigError):
+            continue
+
+    def anchor(location: tuple[str | int, ...], path: Path) -> Path:
+        if not path.expanduser().is_absolute() and any(location[: len(set_at)] == set_at for set_at in locations):
+            *parents, last = location
+            node: Any = raw
+            for part in parents:
+                node = node[part] if isinstance(node, list) or part in node else None
+                if not isinstance(node, (dict, list)):
+                    return path
+            if isinstance(node, list) or last in node:
+                node[last] = str((Path.cwd() / path.expanduser()).resolve())
+        return path
+
+    map_paths(typed, anchor)
 
 
 def _list_index(items: list, part: str, where: str) -> int:
@@ -447,29 +489,38 @@ def resolve_paths(model: BaseModel, base_dir: Path) -> Any:
     """A copy of ``model`` with every relative ``Path`` value (at any depth) made absolute against
     ``base_dir``; ``~`` is expanded."""
 
-    def resolve(value: Any) -> Any:
-        if isinstance(value, Path):
-            value = value.expanduser()
-            return value if value.is_absolute() else (base_dir / value).resolve()
-        if isinstance(value, BaseModel):
-            updates = {name: resolve(getattr(value, name)) for name in type(value).model_fields}
-            return value.model_copy(update=updates)
-        if isinstance(value, list):
-            return [resolve(item) for item in value]
-        if isinstance(value, tuple):
-            return tuple(resolve(item) for item in value)
-        if isinstance(value, dict):
-            return {key: resolve(item) for key, item in value.items()}
-        return value
+    def resolve(location: tuple[str | int, ...], value: Path) -> Path:
+        value = value.expanduser()
+        return value if value.is_absolute() else (base_dir / value).resolve()
 
-    return resolve(model)
+    return map_paths(model, resolve)
+
+
+def map_paths(value: Any, function: Callable[[tuple[str | int, ...], Path], Path],
+              location: tuple[str | int, ...] = ()) -> Any:
+    """A copy of ``value`` (models, lists, tuples, dicts at any depth) with each ``Path`` replaced by
+    ``function(location, path)``; a location is the keys and list indexes that lead to the value in
+    the config's mapping (a root model such as ``DatasetConfig`` adds no key)."""
+    if isinstance(value, Path):
+        return function(location, value)
+    if isinstance(value, BaseModel):
+        fields = type(value).model_fields
+        updates = {name: map_paths(getattr(value, name), function,
+                                   location if isinstance(value, RootModel) else (*location, name)) for name in fields}
+        return value.model_copy(update=updates)
+    if isinstance(value, (list, tuple)):
+        return type(value)(map_paths(item, function, (*location, index)) for index, item in enumerate(value))
+    if isinstance(value, dict):
+        return {key: map_paths(item, function, (*location, key)) for key, item in value.items()}
+    return value
 
 
 def portable_path(path: PurePath, start: Path | None = None) -> str:
     """``path`` for the files and lines a run writes: relative to ``start`` (default: the working
-    directory) in POSIX form, so that no absolute path of the user's machine is written."""
+    directory) in POSIX form, so that no absolute path of the user's machine is written, in the one
+    text form of file names (:func:`rag.io_utils.name_text`)."""
     start = Path.cwd() if start is None else start
-    return Path(os.path.relpath(path, start)).as_posix() if path.is_absolute() else path.as_posix()
+    return name_text(Path(os.path.relpath(path, start)).as_posix() if path.is_absolute() else path.as_posix())
 
 
 def config_record(config: BaseModel, start: Path | None = None) -> Any:

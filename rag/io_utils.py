@@ -1,4 +1,5 @@
-"""Atomic file output (the engine's primitive, :mod:`evaluation.files`) and content hashing.
+"""Atomic file output (the engine's primitive, :mod:`evaluation.files`), content hashing, and the one
+text form of a file name.
 
 Every result file is written to a temporary file in the same directory and then renamed over the
 target (``os.replace`` is atomic on POSIX), so an interrupted run never leaves a half-written file.
@@ -9,14 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from evaluation.files import atomic_write_bytes, atomic_write_text, naming_path
 
-__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "naming_path", "sha256_bytes", "sha256_file",
-           "sha256_strings", "sha256_text"]
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "naming_path", "name_text", "sha256_bytes",
+           "sha256_file", "sha256_strings", "sha256_text"]
 
 
 def atomic_write_json(path: str | Path, obj: Any, indent: int | None = 2) -> Path:
@@ -47,3 +49,10 @@ def sha256_strings(items: Iterable[str]) -> str:
         digest.update(len(encoded).to_bytes(8, "little"))
         digest.update(encoded)
     return digest.hexdigest()
+
+
+def name_text(name: str | os.PathLike[str]) -> str:
+    """A file name (or path) as text that can be written anywhere: its bytes (:func:`os.fsencode`, which
+    gives back the bytes Python decoded with ``surrogateescape``) read as UTF-8, each byte that is not
+    valid UTF-8 written as ``\\xNN`` (``b'caf\\xe9.md'`` -> ``caf\\xe9.md``). A UTF-8 name is unchanged."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")

@@ -7,8 +7,9 @@ API keys are read only from the environment (``api_key_env`` names the variable)
 1. the value of every variable an ``api_key_env`` field of the config names (at any depth);
 2. credential-like environment values: the variable's name contains KEY, TOKEN, SECRET, PASSWORD,
    PASSWD or CREDENTIAL, or the value itself looks like an API key (:func:`looks_like_key`);
-3. URL credentials: the user-info of any URL in the config (``http://user:PASS@host``), as written
-   and as the base64 ``user:pass`` of an HTTP Basic ``Authorization`` header.
+3. URL credentials: the user-info of any URL in the config (``http://user:PASS@host``), as written,
+   percent-decoded, cut where a URL parser would cut it (at ``#``, ``?``, ``/``, ``@``), and as the
+   base64 ``user:pass`` of an HTTP Basic ``Authorization`` header.
 
 Each secret is known in every form a program may write it in (:func:`secret_forms`): as is, stripped
 of surrounding white space, each part between control characters (an HTTP library that cuts a header
@@ -19,7 +20,11 @@ A key with a control or non-ASCII character cannot be sent in an HTTP header at 
 refused before any request (:func:`check_key_characters`), without echoing them.
 
 :meth:`Redactor.text` replaces every occurrence of a known secret by ``[REDACTED]`` and, known or
-not, the user-info of any URL in the text (``scheme://[REDACTED]@host``). The runner applies it to
+not, the whole user-info of any URL in the text (``scheme://[REDACTED]@host``): everything from
+``://`` to the last ``@`` before white space, ``"``, ``<`` or ``>`` (characters a URL cannot hold
+unencoded, RFC 3986), so a password holding ``@``, ``#``, ``?`` or ``/`` is removed whole; a later
+``@`` in the same run of characters (``https://host/path@x``) is redacted too, which loses nothing
+secret. The runner applies it to
 plan.json, manifest.json, the reports, log records, the terminal and error lines; the LLM generators
 apply it to answers and error messages before they are cached or returned.
 """
@@ -46,7 +51,8 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGN
 # Well-known API key shapes: OpenAI/Anthropic (sk-), GitHub, Slack, Hugging Face, GitLab, AWS access keys.
 _KEY_SHAPE = re.compile(r"^(sk-|sk_|pk_live_|rk_live_|ghp_|gho_|ghs_|github_pat_|xox[abprs]-|hf_|glpat-|AKIA[0-9A-Z]{12})")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/\s@?#]+)@")
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s\"<>]+)@")  # to the last @
+_URL_CUTS = re.compile(r"[#?/@]")  # where a URL parser ends the user-info of a URL written unencoded
 
 
 def secret_forms(secret: str) -> set[str]:
@@ -88,12 +94,13 @@ def redact_url_credentials(text: str) -> str:
 
 def url_credentials(value: str) -> Iterator[str]:
     """The secrets in the user-info of every URL in ``value``: the password (or a lone user name,
-    which is then the token), percent-decoded as well as raw, and the base64 ``user:pass`` that an
-    HTTP client sends as Basic authorization."""
+    which is then the token), percent-decoded as well as raw and in the pieces a URL parser cuts it
+    into, and the base64 ``user:pass`` that an HTTP client sends as Basic authorization."""
     for match in _URL_USERINFO.finditer(value):
         userinfo = match["userinfo"]
         user, _, password = userinfo.partition(":")
-        yield from (password, unquote(password)) if password else (user, unquote(user))
+        secret = password or user
+        yield from (secret, unquote(secret), *_URL_CUTS.split(secret))
         yield base64.b64encode(unquote(userinfo).encode()).decode()
 
 

@@ -30,7 +30,8 @@ code  meaning
 
 Everything printed passes through one :class:`rag.secrets.Redactor` (before a config is loaded, one
 that knows the environment's credentials; a subcommand that loads a config installs the config's),
-log records included. A failure line suggests ``--resume`` only when a run (or sweep) directory
+log records included. A warning line is printed once per command: the same line again (a folder of
+documents is read for the questions, then for the run) is not repeated. A failure line suggests ``--resume`` only when a run (or sweep) directory
 holds a run to continue (:func:`rag.runner.rundir.resumable_run`), and names that directory.
 """
 
@@ -172,12 +173,29 @@ class _CurrentRedactorFilter(logging.Filter):
         return self.output.redactor.logging_filter().filter(record)
 
 
+class _OnceFilter(logging.Filter):
+    """Lets a record through unless the same logger printed the same message before in this command."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[tuple[str, int, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        line = (record.name, record.levelno, record.getMessage())
+        if line in self.seen:
+            return False
+        self.seen.add(line)
+        return True
+
+
 @contextmanager
 def _redacted_logging(output: _Output) -> Iterator[None]:
-    """Warnings and errors on stderr, each record redacted by the command's current redactor."""
+    """Warnings and errors on stderr, each record redacted by the command's current redactor, each
+    line once (:class:`_OnceFilter`)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     handler.addFilter(_CurrentRedactorFilter(output))
+    handler.addFilter(_OnceFilter())
     root = logging.getLogger()
     root.addHandler(handler)
     try:

@@ -25,6 +25,10 @@ Every text is put in Unicode normalization form NFKC (ligatures such as ``ﬁ`` 
 forms their ASCII letters), as the sparse tokenizers put queries (:mod:`rag.retrievers.tokenizers`).
 Lines a converter drops are counted by rule in ``Converted.dropped``.
 
+Work is bounded by counts, not bytes (a small file can hold much work: a 45 KB DOCX holds a million
+empty paragraphs): a DOCX with more than :data:`MAX_BLOCKS` paragraphs and table cells, or a PDF
+with more than :data:`MAX_PAGES` pages, is skipped as ``too_complex`` before its text is extracted.
+
 Titles of a document that names none come from its first heading (:func:`rag.data.sections.first_heading`).
 The choice of libraries was measured (docs/data.md, "Converter choice"). A file that cannot be
 read raises :class:`Unreadable` with a kind (a key of ``Dataset.skipped``) and a reason.
@@ -47,8 +51,11 @@ EMPTY = "empty"
 ENCRYPTED = "encrypted"
 NO_TEXT = "no_text"
 UNREADABLE = "unreadable"
+TOO_COMPLEX = "too_complex"
 
 SNIFF_BYTES = 8192  # a NUL byte among the first ones marks a text file as binary
+MAX_BLOCKS = 200_000  # paragraphs and table cells of a DOCX (100,000 short ones: 10 s at load average 9 on 2 cores)
+MAX_PAGES = 20_000  # pages of a PDF
 
 
 class Unreadable(BenchError):
@@ -100,6 +107,13 @@ def convert(data: bytes, suffix: str) -> Converted:
             raise Unreadable(NO_TEXT, "the PDF holds no text (scanned or image-only?)")
         raise Unreadable(EMPTY, "no text")
     return Converted(nfkc(result.text), nfkc(result.title) if result.title else None, result.dropped)
+
+
+def within_budget(count: int, budget: int, what: str) -> None:
+    """:class:`Unreadable` (``too_complex``) when a file holds more than ``budget`` units of work."""
+    if count > budget:
+        raise Unreadable(TOO_COMPLEX, f"{count:,} {what}, more than the {budget:,} a file may hold "
+                                      f"(rag.data.convert); split the file")
 
 
 def decode_text(data: bytes) -> str:
@@ -197,11 +211,11 @@ def pdf_file(data: bytes) -> Converted:
     if reader.is_encrypted:
         try:
             reader.decrypt("")
-            pages = [page.extract_text() or "" for page in reader.pages]
+            pages = _page_texts(reader)
         except FileNotDecryptedError:
             raise Unreadable(ENCRYPTED, "encrypted PDF (needs a password)") from None
     else:
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages = _page_texts(reader)
     title = reader.metadata.title if reader.metadata is not None else None
     return _clean_pdf_text(pages, title)
 
@@ -220,13 +234,24 @@ def _clean_pdf_text(pages: list[str], metadata_title: str | None) -> Converted:
     return Converted(text, title, {rule: count for rule, count in counts.items() if count})
 
 
+def _page_texts(reader) -> list[str]:
+    within_budget(len(reader.pages), MAX_PAGES, "pages")
+    return [page.extract_text() or "" for page in reader.pages]
+
+
 @converter(".docx")
 def docx_file(data: bytes) -> Converted:
-    """python-docx: paragraphs (``Heading N``/``Title`` styles as headings) and tables, in order."""
+    """python-docx: paragraphs (``Heading N``/``Title`` styles as headings) and tables, in order; each
+    paragraph's style name from a table of the document's styles made once (``paragraph.style``
+    searches the styles part each time: 1 ms a paragraph)."""
     import docx
+    from docx.oxml.ns import qn
     from docx.table import Table
 
     document = docx.Document(io.BytesIO(data))
+    within_budget(sum(1 for _ in document.element.body.iter(qn("w:p"), qn("w:tc"))), MAX_BLOCKS,
+                  "paragraphs and table cells")
+    style_names = {style.style_id: style.name for style in document.styles}
     blocks: list[str] = []
     for item in document.iter_inner_content():
         if isinstance(item, Table):
@@ -235,7 +260,7 @@ def docx_file(data: bytes) -> Converted:
         text = item.text.strip()
         if not text:
             continue
-        style = item.style.name if item.style is not None else ""
+        style = style_names.get(item._p.style, "")  # an unknown or no style id: the default, never a heading
         level = 1 if style == "Title" else _heading_level(style)
         blocks.append(f"{'#' * level} {text}" if level else text)
     title = (document.core_properties.title or "").strip()

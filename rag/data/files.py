@@ -5,9 +5,13 @@ relative to the folder (POSIX form) matches an ``include`` glob and no ``exclude
 of its parent folders); ``**`` spans folders, ``*`` and ``?`` stay within one name and, as in a shell,
 do not match a leading ``.``. Its text comes from the converter of its suffix (:mod:`rag.data.convert`).
 
-A document's ``doc_id`` and ``url`` are its relative path, never an absolute one; its title is the
-converter's (front matter, HTML ``<title>``, PDF or DOCX metadata), else the first heading, else the
-file name without suffix.
+A document's ``doc_id`` and ``url`` are its relative path, never an absolute one, in the one text
+form of file names (:func:`rag.io_utils.name_text`: a byte that is not UTF-8 is written ``\\xNN``);
+its title is the converter's (front matter, HTML ``<title>``, PDF or DOCX metadata), else the first
+heading, else the file name without suffix.
+
+A library's warning while a file is converted (a log record, such as pypdf's "EOF marker not found",
+or a Python warning) is printed with the file's relative path in front (:func:`naming_file`).
 
 Files with the same bytes as a file read before them (a link to it, a copy) are read once: the later
 ones are listed in ``Dataset.duplicates`` (duplicate -> the file kept), never indexed. Lines that
@@ -20,6 +24,8 @@ Files that cannot be read are skipped, each printed as one warning line and coun
 one is a :class:`rag.errors.DataError`. Kinds: ``too_large`` (over ``max_file_mb`` MiB),
 ``binary``, ``non_utf8``, ``empty``, ``encrypted``, ``no_text`` (an image-only PDF), ``unreadable``
 (a damaged file, or one the system refuses to open), ``unsupported`` (no converter for the suffix),
+``not_regular`` (a named pipe, socket or device: never opened, as opening a pipe waits for a writer),
+``too_complex`` (more work than a file may take: :data:`rag.data.convert.MAX_BLOCKS`, ``MAX_PAGES``),
 ``symlink_loop``, ``link_outside`` (a link to a file outside the folder: never read, so a folder
 cannot pull in other files of the machine) and ``link_to_folder`` (links to folders are not followed).
 """
@@ -30,8 +36,11 @@ import hashlib
 import logging
 import os
 import re
+import stat
+import warnings
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from rag.data.boilerplate import drop_lines, repeated_lines
@@ -43,6 +52,7 @@ from rag.data.loaders import (
 from rag.data.records import ProblemLog
 from rag.data.sections import first_heading
 from rag.errors import DataError
+from rag.io_utils import name_text
 from rag.types import Document
 
 log = logging.getLogger(__name__)
@@ -52,6 +62,7 @@ UNSUPPORTED = "unsupported"
 SYMLINK_LOOP = "symlink_loop"
 LINK_OUTSIDE = "link_outside"
 LINK_TO_FOLDER = "link_to_folder"
+NOT_REGULAR = "not_regular"
 MAX_LISTED = 1000  # skipped files listed by name in Dataset.skipped_examples (all are counted)
 BOILERPLATE_LISTED = 20  # repeated lines listed in Dataset.boilerplate (all are counted)
 MIB = 1 << 20
@@ -109,7 +120,7 @@ def walk(root: Path, paths: PathFilter) -> Iterator[tuple[str, Path, Unreadable 
         links = [name for name in dirnames if (here / name).is_symlink()]
         dirnames[:] = sorted(name for name in dirnames if name not in links)
         for name in sorted([*links, *filenames]):
-            relative = (here / name).relative_to(root).as_posix()
+            relative = name_text((here / name).relative_to(root).as_posix())
             if name in links:
                 if not name.startswith(".") and not paths.excluded(relative):
                     yield relative, here / name, _folder_link_problem(here / name)
@@ -142,12 +153,44 @@ def read_file(path: Path, root: Path, max_bytes: int) -> tuple[bytes, str]:
         raise Unreadable(UNSUPPORTED, f"no converter for {suffix or 'files without a suffix'}; "
                          f"expected one of {', '.join(sorted(CONVERTERS))}")
     try:
-        size = path.stat().st_size
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):
+            raise Unreadable(NOT_REGULAR, f"{_file_type(status.st_mode)}, not a regular file; not opened")
+        size = status.st_size
         if size > max_bytes:
             raise Unreadable(TOO_LARGE, f"{size / MIB:.1f} MiB, over dataset.max_file_mb ({max_bytes / MIB:g} MiB)")
         return path.read_bytes(), suffix
     except OSError as exc:
         raise Unreadable(UNREADABLE, f"cannot be opened: {exc.strerror or type(exc).__name__}") from None
+
+
+@contextmanager
+def naming_file(relative: str) -> Iterator[None]:
+    """While a file is converted, every log record (of any library) gets ``relative: `` in front of
+    its message, through the log record factory (the previous one is put back after), and every
+    Python warning is logged the same way instead of being printed without the file."""
+    factory = logging.getLogRecordFactory()
+
+    def named(*args, **kwargs) -> logging.LogRecord:
+        record = factory(*args, **kwargs)
+        record.msg, record.args = f"{relative}: {record.getMessage()}", ()
+        return record
+
+    logging.setLogRecordFactory(named)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        logging.setLogRecordFactory(factory)
+        for warning in caught:
+            log.warning("%s: %s: %s", relative, warning.category.__name__, warning.message)
+
+
+def _file_type(mode: int) -> str:
+    kinds = [(stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device")]
+    return next((name for test, name in kinds if test(mode)), "a special file")
 
 
 @DATASET_LOADERS.register("files")
@@ -167,14 +210,15 @@ class FilesLoader(DatasetLoader):
             try:
                 if problem is not None:
                     raise problem
-                data, suffix = read_file(path, root, int(config.max_file_mb * MIB))
-                digest = hashlib.sha256(data).hexdigest()
-                if digest in seen:
-                    duplicates[relative] = seen[digest]
-                    log.info("%s has the same content as %s: read once", relative, seen[digest])
-                    continue
-                seen[digest] = relative
-                converted = convert(data, suffix)
+                with naming_file(relative):
+                    data, suffix = read_file(path, root, int(config.max_file_mb * MIB))
+                    digest = hashlib.sha256(data).hexdigest()
+                    if digest in seen:
+                        duplicates[relative] = seen[digest]
+                        log.info("%s has the same content as %s: read once", relative, seen[digest])
+                        continue
+                    seen[digest] = relative
+                    converted = convert(data, suffix)
             except Unreadable as exc:
                 strict = " (dataset.strict / --strict; without it the file is skipped)" if config.strict else ""
                 skipped.report(relative, None, exc.kind, exc.reason + strict)
@@ -192,7 +236,7 @@ class FilesLoader(DatasetLoader):
         question_files = questions_files(config.questions, base_dir) if config.questions is not None else {}
         questions = read_question_files(question_files, {document.url for document in documents}, problems)
         return Dataset(
-            config.name or root.name, documents, questions.question_sets,
+            config.name or name_text(root.name), documents, questions.question_sets,
             skipped=dict(skipped.counts), skipped_examples=list(skipped.examples),
             source_files=[*read, *questions.files], source_root=root, question_provenance=questions.provenance,
             files_read=len(documents), files_skipped=sum(skipped.counts.values()),

@@ -102,7 +102,7 @@ def iter_json_objects(path: Path, problems: ProblemLog) -> Iterator[tuple[int, d
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            problems.report(path, number, INVALID_JSON, f"invalid JSON: {exc.msg} at column {exc.colno}")
+            problems.report(path, number, INVALID_JSON, f"invalid JSON: {exc.msg.removesuffix(' at')} at column {exc.colno}")
             continue
         if not isinstance(value, dict):
             problems.report(path, number, WRONG_TYPE, f"expected a JSON object, got {type(value).__name__}")

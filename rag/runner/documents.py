@@ -15,6 +15,7 @@ from rag.config import RunConfig, load_config
 from rag.data import DatasetConfig
 from rag.data.questions.make import GeneratorKind, QuestionsResult, make_questions
 from rag.errors import ConfigError
+from rag.resources import builtin_config
 
 DOCUMENTS_CONFIG = "documents"  # the built-in config behind --docs
 
@@ -27,7 +28,7 @@ def documents_config(docs: Path, config: Path | None, overrides: list[str], ques
     located = [f"dataset.path={json.dumps(str(docs.resolve()))}"]
     if questions is not None:
         located.append(f"dataset.questions={json.dumps(str(questions.resolve()))}")
-    loaded = load_config(config or Path(DOCUMENTS_CONFIG), [*overrides, *located])
+    loaded = load_config(config or builtin_config(DOCUMENTS_CONFIG), [*overrides, *located])  # never a local file
     if loaded.dataset.format != "files":
         raise ConfigError("--docs", f"the config's dataset.format is {loaded.dataset.format!r}; --docs needs a "
                                     "config of a folder of files (format: files), such as the built-in 'documents'")
