@@ -23,6 +23,7 @@ from evaluation.ties import ties_crossing
 from rag.chunking import cached_chunks, documents_fingerprint
 from rag.config import RunConfig, bounded_by_chunks, config_record, portable_path
 from rag.data import Dataset, load_dataset
+from rag.data.questions.leak import leak, leak_fact
 from rag.data.questions.provenance import provenance_fact
 from rag.errors import ConfigError
 from rag.generation import build_generator
@@ -127,7 +128,9 @@ def answered_questions(config: RunConfig, question_sets: Mapping[str, Sequence[Q
 
 def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, Any]:
     """What the manifest records about the data: file and content hashes, counts, skipped records, and
-    how each made question set was made (its provenance sidecar)."""
+    how each made question set was made (its provenance sidecar), and each set's leak
+    (:mod:`rag.data.questions.leak`)."""
+    documents = {document.url: document for document in dataset.documents}
     return {
         "name": dataset.name,
         "source_files": {source_name(path, dataset.source_root): sha256_file(path) for path in dataset.source_files},
@@ -135,7 +138,8 @@ def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question
         "documents": len(dataset.documents),
         "documents_sha256": documents_fingerprint(dataset.documents),
         "question_sets": {
-            name: {"questions": len(qs), "sha256": questions_fingerprint(qs)} for name, qs in question_sets.items()
+            name: {"questions": len(qs), "sha256": questions_fingerprint(qs), "leak": leak(qs, documents).summary()}
+            for name, qs in question_sets.items()
         },
         "skipped_invalid": dict(dataset.skipped),
         "skipped_examples": list(dataset.skipped_examples),
@@ -254,6 +258,7 @@ def _run_stages(
             f"{len(dataset.documents)} documents, {len(chunks)} chunks",
             "questions: " + ", ".join(f"{name} {len(qs)}" for name, qs in question_sets.items()),
             *(provenance_fact(name, made) for name, made in dataset.question_provenance.items() if name in question_sets),
+            leak_fact({name: leak(qs, dataset.documents) for name, qs in question_sets.items()}),
             *([f"files: {dataset.files_read} read, {dataset.files_skipped} skipped, {len(chunks)} chunks"]
               if dataset.files_read is not None else []),
             "skipped as invalid (records or files): " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),

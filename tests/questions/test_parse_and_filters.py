@@ -7,6 +7,7 @@ import pytest
 from rag.data.questions.filters import (
     Candidate, QuestionFilter, answer_supported, jaccard, lexical_bias, lexical_overlap, rejection,
 )
+from rag.data.questions.leak import document_names
 from rag.data.questions.parse import ParsedQuestion, ParseFailure, parse_reply
 
 
@@ -60,6 +61,15 @@ def _candidate(question: str, answer: str, chunk: str = "The Brooklyn Bridge was
 ])
 def test_each_filter_removes_its_case(question, answer, reason):
     assert rejection(_candidate(question, answer)) == reason
+
+
+def test_a_question_naming_its_gold_document_is_removed():
+    names = document_names("https://en.wikipedia.org/wiki/Brooklyn_Bridge", "Brooklyn Bridge")
+    named = Candidate("Who designed the brooklyn-bridge?", "John Roebling", "d#0", "u", "John Roebling designed it.",
+                      "llm", gold_names=names)
+    unnamed = Candidate("Who designed the bridge over the East River?", "John Roebling", "d#0", "u",
+                        "John Roebling designed it.", "llm", gold_names=names)
+    assert rejection(named) == "names_gold_document" and rejection(unnamed) is None
 
 
 def test_answer_support_by_containment_or_content_word_share():

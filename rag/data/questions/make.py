@@ -4,7 +4,8 @@ Steps: load the config's data set, chunk it with the config's own chunking (cach
 order the chunks (:func:`chunk_order`), and propose a candidate per chunk, in that order, with the
 LLM (:mod:`rag.data.questions.llm`) or the templates (:mod:`rag.data.questions.templates`), in
 batches sized by the keep rate so far (:class:`_Selection`), until ``n`` candidates passed the filters (:mod:`rag.data.questions.filters`) or
-``OVERSAMPLE * n`` chunks were tried. Failures are counted by reason, each filter's removals too;
+``OVERSAMPLE * n`` chunks were tried (the LLM; the templates, which cost next to nothing and apply
+to few chunks, may try every chunk). Failures are counted by reason, each filter's removals too;
 candidates made after the ``n``-th kept one are counted as ``not_needed``.
 
 Chunk order (stratified over documents): the documents are shuffled with the seeded generator, each
@@ -34,6 +35,7 @@ from rag.chunking import cached_chunks
 from rag.data.loaders import load_dataset
 from rag.data.questions.common import seeded_rng
 from rag.data.questions.filters import FILTERS, Candidate, QuestionFilter, lexical_bias, lexical_overlap
+from rag.data.questions.leak import leak
 from rag.data.questions.llm import QuestionPromptBuilder, llm_candidates, prompt_hash, synthesis_config
 from rag.data.questions.provenance import PROVENANCE_SUFFIX, read_provenance, sibling
 from rag.data.questions.templates import template_candidates
@@ -53,7 +55,7 @@ log = logging.getLogger(__name__)
 GeneratorKind = Literal["llm", "template"]
 GENERATOR_KINDS = ("llm", "template")
 OVERSAMPLE = 4
-CACHE_VERSION = 3  # bumped whenever a change of this package changes what a key makes
+CACHE_VERSION = 4  # bumped whenever a change of this package changes what a key makes
 GeneratorFactory = Callable[..., Any]
 
 
@@ -129,7 +131,7 @@ def make_questions(
     started = time.perf_counter()
     documents = {document.doc_id: document for document in dataset.documents}
     order = chunk_order(chunks, seed)
-    budget = min(len(order), OVERSAMPLE * n)
+    budget = min(len(order), OVERSAMPLE * n) if generator_config is not None else len(order)
     rng = seeded_rng(seed, "templates")
     bar = progress_bar(total=budget, desc=f"questions ({generator})", unit="chunk", enabled=progress)
     selection = _Selection(n)
@@ -159,6 +161,7 @@ def make_questions(
         "candidates": selection.tried, "failures": dict(sorted(selection.failures.items())),
         "filters": selection.filter.table(), "not_needed": selection.not_needed,
         "lexical_bias": lexical_bias([q.metadata["lexical_overlap"] for q in questions]),
+        "leak": leak(questions, dataset.documents).summary(),
         "seconds": round(time.perf_counter() - started, 2),
     }
     provenance = Redactor.for_config(config).deep(provenance)  # the endpoint URL is config text
