@@ -36,9 +36,10 @@ from rag.data.loaders import load_dataset
 from rag.data.questions.common import seeded_rng
 from rag.data.questions.filters import FILTERS, Candidate, QuestionFilter, lexical_bias, lexical_overlap
 from rag.data.questions.leak import leak
-from rag.data.questions.llm import QuestionPromptBuilder, llm_candidates, prompt_hash, synthesis_config
+from rag.data.questions.leak import document_names
+from rag.data.questions.llm import N_EXAMPLES, Example, SynthesisPrompts, llm_candidates, prompt_hash, synthesis_config
 from rag.data.questions.provenance import PROVENANCE_SUFFIX, read_provenance, sibling
-from rag.data.questions.templates import template_candidates
+from rag.data.questions.templates import corpus_examples, template_candidates
 from rag.data.records import ProblemLog, question_record, read_questions_jsonl, write_jsonl
 from rag.errors import BenchError
 from rag.generation import build_generator
@@ -135,13 +136,17 @@ def make_questions(
     rng = seeded_rng(seed, "templates")
     bar = progress_bar(total=budget, desc=f"questions ({generator})", unit="chunk", enabled=progress)
     selection = _Selection(n)
+    examples = ([Example(*example) for example in corpus_examples(order[budget:] or order, documents, N_EXAMPLES)]
+                if generator_config is not None else [])
     try:
         if generator_config is None:
             selection.run(order[:budget], lambda batch: _ticking(template_candidates(batch, documents, rng), bar))
         else:
+            names = {d.doc_id: document_names(d.url, d.title) for d in dataset.documents}
             with generator_factory(generator_config, config.cache_dir / "generation",
-                                   prompt_builder=QuestionPromptBuilder()) as llm:
-                selection.run(order[:budget], lambda batch: llm_candidates(llm, batch, on_result=lambda _: bar.update()))
+                                   prompt_builder=SynthesisPrompts(examples)) as llm:
+                selection.run(order[:budget], lambda batch: llm_candidates(
+                    llm, batch, on_result=lambda _: bar.update(), gold_names=lambda chunk: names[chunk.doc_id]))
     finally:
         bar.close()
     if not selection.kept:
@@ -160,6 +165,7 @@ def make_questions(
         "chunks_sha256": chunks_fingerprint, "chunking": config.chunking.model_dump(mode="json"),
         "candidates": selection.tried, "failures": dict(sorted(selection.failures.items())),
         "filters": selection.filter.table(), "not_needed": selection.not_needed,
+        **({"few_shot": [vars(example) for example in examples] or "generic (FEW_SHOT)"} if generator_config else {}),
         "lexical_bias": lexical_bias([q.metadata["lexical_overlap"] for q in questions]),
         "leak": leak(questions, dataset.documents).summary(),
         "seconds": round(time.perf_counter() - started, 2),

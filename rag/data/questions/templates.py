@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from rag.data.questions.common import content_words
@@ -245,13 +245,20 @@ def _sentence_options(sentence: str) -> list[_Option]:
     return options
 
 
+def _usable_options(chunk: Chunk, names: frozenset[str]) -> list[_Option]:
+    """The options of ``chunk`` that do not name its document, with a specific slot and a complete answer."""
+    options = [option._replace(sentence=sentence) for sentence in prose_sentences(chunk.text)
+               for option in _sentence_options(sentence)]
+    return [option for option in options
+            if not names_gold(option.question, names) and complete_answer(option.answer, option.kind)
+            and specific(option.slot, 1 if option.kind == "definition" else MIN_SLOT_WORDS)]
+
+
 def template_candidate(chunk: Chunk, document: Document, rng: random.Random) -> Candidate | None:
     """One candidate for ``chunk`` (a seeded draw among the templates that apply, each with a
     :func:`specific` slot and a :func:`complete_answer`), or None."""
-    sentences = prose_sentences(chunk.text)
-    options = [option for sentence in sentences for option in _sentence_options(sentence)]
     names = document_names(document.url, document.title)
-    options = [option for option in options if not names_gold(option.question, names) and specific(option.slot, 1 if option.kind == "definition" else MIN_SLOT_WORDS) and complete_answer(option.answer, option.kind)]
+    options = _usable_options(chunk, names)
     if not options:
         return None
     option = rng.choice(options)
@@ -259,6 +266,27 @@ def template_candidate(chunk: Chunk, document: Document, rng: random.Random) -> 
     return Candidate(option.question, option.answer, chunk.chunk_id, chunk.url, chunk.text, option.kind,
                      {"template": option.template, **({"section": section} if section else {})},
                      gold_names=names)
+
+
+def corpus_examples(chunks: Sequence[Chunk], documents: Mapping[str, Document], k: int,
+                    max_answer_words: int = 6) -> list[tuple[str, str, str]]:
+    """Up to ``k`` worked examples ``(sentence, answer, question)`` from the first chunks of ``chunks``
+    (in their order) that a template applies to, one per document, each answer at most
+    ``max_answer_words`` words: the LLM's few-shot turns (:mod:`rag.data.questions.llm`)."""
+    examples: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for chunk in chunks:
+        if len(examples) >= k:
+            break
+        if chunk.doc_id in seen:
+            continue
+        document = documents[chunk.doc_id]
+        short = [o for o in _usable_options(chunk, document_names(document.url, document.title))
+                 if len(o.answer.split()) <= max_answer_words]
+        if short:
+            examples.append((short[0].sentence, short[0].answer, short[0].question))
+            seen.add(chunk.doc_id)
+    return examples
 
 
 def template_candidates(
