@@ -13,7 +13,7 @@ from rag.cli import main
 from rag.config import load_config
 from rag.data import load_dataset
 from rag.data.questions.make import chunk_order, make_questions
-from rag.data.questions.templates import prose_sentences, template_candidate
+from rag.data.questions.templates import corpus_examples, prose_sentences, template_candidate
 from rag.types import Chunk, Document
 
 from .conftest import SMOKE_CONFIG
@@ -184,3 +184,17 @@ def test_a_made_file_runs_through_the_smoke_config_with_its_provenance(tmp_path,
                                                          "leak": {"questions": 4, "leaked": 0, "share": 0.0}}
     report = (run / "report.html").read_text()
     assert "questions of made: made by template" in report and "leak (questions naming their gold document" in report
+
+
+def test_corpus_examples_are_template_questions_with_their_sentence_one_per_document():
+    documents = {d: Document(d, f"docs/{d}.md", d.title(), "") for d in ("a", "b")}
+    chunks = [Chunk("a#0", "a", "docs/a.md", "A seismometer is used to record tremors beneath the summit.", 0, 12),
+              Chunk("a#1", "a", "docs/a.md", "Mount Fuji is the highest volcano in Japan.", 1, 9),
+              Chunk("b#0", "b", "docs/b.md", "It erupts.", 0, 3),
+              Chunk("b#1", "b", "docs/b.md", "To measure gas emissions from a crater, fly drones over the vent.", 1, 14)]
+    assert corpus_examples(chunks, documents, k=3) == [
+        ("A seismometer is used to record tremors beneath the summit.", "A seismometer",
+         "What is used to record tremors beneath the summit?"),
+        ("To measure gas emissions from a crater, fly drones over the vent.", "fly drones over the vent",
+         "How do you measure gas emissions from a crater?"),
+    ]

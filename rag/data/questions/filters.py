@@ -21,7 +21,8 @@ reason                 a candidate is removed when
                        :func:`evaluation.answers.containment_form`) does not occur in the chunk's
                        at token boundaries, and fewer than 80 % of its content words occur in the chunk
 ``near_duplicate``     the Jaccard similarity of its content-word set with an already kept
-                       question's is >= 0.8 (so an exact repeat too)
+                       question's, or with a question the LLM was shown as an example, is >= 0.8
+                       (so an exact repeat too)
 =====================  ============================================================================
 
 Content words (:func:`rag.data.questions.common.content_words`): ``\\w+`` tokens, case-folded,
@@ -129,12 +130,13 @@ def rejection(candidate: Candidate) -> str | None:
 
 class QuestionFilter:
     """Applies :data:`FILTERS` to candidates one at a time, in order, remembering the kept questions
-    (for ``near_duplicate``) and counting every removal by reason."""
+    and the example questions shown (for ``near_duplicate``) and counting every removal by reason."""
 
-    def __init__(self) -> None:
+    def __init__(self, shown: Sequence[str] = ()) -> None:
+        """``shown``: questions the generator was shown as examples; a copy of one is a near duplicate."""
         self.removed: Counter[str] = Counter()
         self.seen = 0
-        self._kept_words: list[set[str]] = []
+        self._kept_words: list[set[str]] = [content_words(question) for question in shown]
 
     def keep(self, candidate: Candidate) -> bool:
         self.seen += 1

@@ -135,9 +135,9 @@ def make_questions(
     budget = min(len(order), OVERSAMPLE * n) if generator_config is not None else len(order)
     rng = seeded_rng(seed, "templates")
     bar = progress_bar(total=budget, desc=f"questions ({generator})", unit="chunk", enabled=progress)
-    selection = _Selection(n)
     examples = ([Example(*example) for example in corpus_examples(order[budget:] or order, documents, N_EXAMPLES)]
                 if generator_config is not None else [])
+    selection = _Selection(n, [example.question for example in examples])
     try:
         if generator_config is None:
             selection.run(order[:budget], lambda batch: _ticking(template_candidates(batch, documents, rng), bar))
@@ -185,11 +185,11 @@ class _Selection:
     batch holds as many chunks as questions are wanted; each next one ``ceil(still needed / keep rate
     so far)`` chunks, the rate taken as at least ``1 / OVERSAMPLE``."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, shown: Sequence[str] = ()):
         self.n = n
         self.kept: list[Candidate] = []
         self.failures: Counter[str] = Counter()
-        self.filter = QuestionFilter()
+        self.filter = QuestionFilter(shown)
         self.tried = 0
         self.not_needed = 0
 

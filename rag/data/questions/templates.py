@@ -85,15 +85,15 @@ _NAME_PARTICLES = frozenset("of and de von van al la le der del da di du".split(
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
 
 #: Words that leave a question unanswerable in front of a whole corpus ("What happens if this option
-#: is omitted?"): anaphora and deixis.
+#: is omitted?", "What is the first string?"): anaphora, deixis, ordinal positions and the authors' "we".
 _ANAPHORA = frozenset("this that these those it its they them their such above below following previous same "
-                      "latter former here".split())
+                      "latter former here first second third last next we".split())
 #: Words that point elsewhere in the text ("the following function"): an answer with one is no answer.
-_DEIXIS = frozenset("this these those above below following such latter former".split())
+_DEIXIS = frozenset("this these those above below following such latter former first last next previous".split())
 #: Words too general to tell one passage from another; a slot needs two content words besides them.
 _GENERIC = frozenset("option options command commands default value values file files result results script "
                      "example examples case cases way thing things one first second set specified given use used "
-                     "name happens work works".split())
+                     "name happens work works number string listed output mode behaviour behavior".split())
 #: First words of a dependent clause or a continuation: an answer starting with one is a fragment.
 _FRAGMENT_START = frozenset("if when whenever after before although though while since because unless until once "
                             "as so or and but nor in on at by with without for from of to into than whether "
@@ -126,6 +126,7 @@ class _Option(NamedTuple):
     question: str
     answer: str
     slot: str  # the part of the question the template filled in
+    sentence: str = ""  # the prose sentence it was made from
 
 
 def plain(text: str) -> str:
