@@ -151,7 +151,9 @@ def make_questions(
         bar.close()
     if not selection.kept:
         raise BenchError(f"no question survived from {selection.tried} chunks tried; failures: "
-                         f"{json.dumps(dict(selection.failures))}; filtered: {json.dumps(dict(selection.filter.removed))}")
+                         f"{json.dumps(dict(selection.failures))}; filtered: {json.dumps(dict(selection.filter.removed))}"
+                         + ("; the template generator needs no LLM, and a capable model keeps more (docs/data.md, "
+                            "'Questions from your corpus')" if generator == "llm" else ""))
     questions = [
         Question(qid=f"{generator}-{i:04d}", text=c.question, gold_urls=[[c.url]], answers=[c.answer], qtype=c.kind,
                  question_set=generator, metadata={"chunk_id": c.chunk_id, "generator": generator,
