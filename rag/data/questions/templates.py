@@ -27,8 +27,8 @@ kind            sentence                                                question
                 words)                                                  clause
 ``known_item``  the same, X a proper name                               "What is the name of the
                                                                         {P}?" / X
-``purpose``     "To {V}, {Y}."                                          "How do you {V}?" / Y's
-                                                                        first clause
+``purpose``     "To {V}, {Y}." (V starts with a verb: not a function     "How do you {V}?" / Y's
+                word, so not "To the extent possible, ...")             first clause
 ``wish``        "If you want/need/wish/would like to {V}, {Y}."         "How do you {V}?" / Y
 ``condition``   "If/When {C}, {Y}." (other conditions; C has a subject: "What happens if/when
                 it does not start with a participle or "true", "set",   {C}?" / Y
@@ -38,7 +38,7 @@ kind            sentence                                                question
 ==============  ======================================================  ==========================
 
 A noun phrase starts with an article or a word that is not a function word (NLTK's stop words, the
-pronouns, the fragment starts below). A clause is cut at its first comma or semicolon. A candidate is
+pronouns, the fragment starts below) and holds no adverb in -ly ("Backups really are a ..."). A clause is cut at its first comma or semicolon. A candidate is
 made only when
 
 * the slot the template filled (X, P, V or C) can stand in front of a whole corpus
@@ -179,6 +179,7 @@ def _subject_ok(subject: str, max_words: int) -> bool:
     words = subject.split()
     first = words[0].lower() if words else ""
     return (0 < len(words) <= max_words and first not in _PRONOUNS and first not in _FRAGMENT_START
+            and not any(word.lower().endswith("ly") and len(word) > 4 for word in words)  # "Backups really are"
             and (bool(_ARTICLE.match(subject)) or first not in ENGLISH_STOPWORDS)
             and not any(word.lower() in _FRAGMENT_START - {"of", "and", "for", "in", "on", "to", "with", "from"}
                         for word in words[1:]))
@@ -227,11 +228,11 @@ def _sentence_options(sentence: str) -> list[_Option]:
                 options.append(_Option("known_item", "What is the name of the {predicate}?",
                                        f"What is the name of the {phrase}?", subject, phrase))
     for kind, pattern in (("purpose", _PURPOSE), ("wish", _WISH)):
-        if match := pattern.match(sentence):
+        if (match := pattern.match(sentence)) and match.group("goal").split()[0].lower() not in ENGLISH_STOPWORDS:
             goal = match.group("goal")
             options.append(_Option(kind, "How do you {goal}?", f"How do you {goal}?", _clause(match.group("rest")), goal))
     if not _WISH.match(sentence) and (match := _CONDITION.match(sentence)):
-        condition, connective = _lower_first(match.group("condition")), match.group("connective").lower()
+        condition, connective = match.group("condition"), match.group("connective").lower()
         first = condition.split()[0].lower()
         if first not in _SUBJECTLESS and not first.endswith(("ing", "ed")) and len(condition.split()) >= 3:
             options.append(_Option("condition", "What happens {if|when} {condition}?",
