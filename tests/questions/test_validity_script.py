@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "question_validity.py"
-SAMPLE = REPO / "tests" / "fixtures" / "git-doc-sample"
+SAMPLE = REPO / "tests" / "fixtures" / "thirdparty" / "git-doc"  # real git-doc pages, tests/fixtures/thirdparty/README.md
 
 
 def _run(monkeypatch, *argv: str) -> int:
@@ -22,14 +22,20 @@ def _run(monkeypatch, *argv: str) -> int:
     return exit_.value.code
 
 
-def test_man_page_name_line_becomes_a_known_item_without_the_page_name(tmp_path, monkeypatch, capsys):
+def test_man_page_name_lines_become_known_items_without_the_page_name(tmp_path, monkeypatch, capsys):
     out = tmp_path / "man.jsonl"
     assert _run(monkeypatch, "man-pages", str(SAMPLE), "--out", str(out)) == 0
-    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
-    # git-mv.html's NAME section reads "git-mv - Move or rename a file, a directory, or a symlink"
-    assert record["question"] == "Move or rename a file, a directory, or a symlink"
-    assert record["gold_urls"] == [["git-mv.html"]] and record["answers"] == ["git-mv"]
-    assert "1 questions written" in capsys.readouterr().out
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    # the NAME sections read "git-mv - Move or rename a file, a directory, or a symlink", "git-rm - Remove
+    # files from the working tree and from the index", "git-stash - Stash the changes in a dirty working
+    # directory away", "git - the stupid content tracker"; index.html, a link to git.html, is not read twice
+    assert [(r["question"], r["gold_urls"], r["answers"]) for r in records] == [
+        ("Move or rename a file, a directory, or a symlink", [["git-mv.html"]], ["git-mv"]),
+        ("Remove files from the working tree and from the index", [["git-rm.html"]], ["git-rm"]),
+        ("Stash the changes in a dirty working directory away", [["git-stash.html"]], ["git-stash"]),
+        ("the stupid content tracker", [["git.html"]], ["git"]),
+    ]
+    assert "4 questions written" in capsys.readouterr().out
 
 
 def test_without_names_removes_every_spelling_of_the_page_name():
