@@ -38,8 +38,8 @@ kind            sentence                                                question
 ==============  ======================================================  ==========================
 
 A noun phrase starts with an article or a word that is not a function word (NLTK's stop words, the
-pronouns, the fragment starts below) and holds no adverb in -ly ("Backups really are a ..."). A clause is cut at its first comma or semicolon. A candidate is
-made only when
+pronouns, the fragment starts below) and holds no adverb in -ly ("Backups really are a ..."). A
+clause is cut at its first comma or semicolon. A candidate is made only when
 
 * the slot the template filled (X, P, V or C) can stand in front of a whole corpus
   (:func:`specific`): no anaphora ("this", "it", "the above" ...) and at least two content words
@@ -97,8 +97,8 @@ _GENERIC = frozenset("option options command commands default value values file 
 #: First words of a dependent clause or a continuation: an answer starting with one is a fragment.
 _FRAGMENT_START = frozenset("if when whenever after before although though while since because unless until once "
                             "as so or and but nor in on at by with without for from of to into than whether "
-                            "which who whose where also otherwise however anyway then thus hence therefore instead note finally now still "
-                            "yet even default whilst".split())
+                            "which who whose where also otherwise however anyway then thus hence therefore instead "
+                            "note finally now still yet even default whilst".split())
 #: First words of a condition without a subject ("If enabled, ...", "When installing packages, ..."):
 #: "What happens if enabled?" cannot be asked in front of a corpus.
 _SUBJECTLESS = frozenset("true false set unset unspecified specified enabled disabled given used called run omitted "
