@@ -12,6 +12,10 @@ For two question sets of one run (a synthetic set and a third-party one) and one
   significantly better the other way. A pair significant in one set only is not a contradiction
   (the other set cannot tell).
 
+In a run (:func:`run_validity`), every set made from the corpus (it has a provenance sidecar) is
+compared with every set given from elsewhere; the rows go to the manifest (``question_validity``) and
+one line of the run facts.
+
 Goal (issue 27): no contradiction, and tau >= 0.67. With four methods and no ties tau is one of 1,
 2/3, 1/3, ... (each of the six pairs ordered differently costs 1/3), so read literally the goal asks
 for the same order; one pair swapped gives 0.667, just under it.
@@ -53,6 +57,8 @@ def significant_verdicts(per_query: pd.DataFrame, question_set: str, metric: str
                          settings: StatisticsSettings) -> tuple[dict[str, float], tuple[tuple[str, str], ...]]:
     """The methods' means on ``question_set`` and its significant ``(better, worse)`` pairs."""
     frame = per_query[per_query[schema.QUESTION_SET] == question_set]
+    scored = frame.groupby(schema.METHOD, sort=False)[metric].transform(lambda column: column.notna().any())
+    frame = frame[scored.astype(bool)]  # answer-only baselines have no retrieval metric
     summary, pairwise = compare_methods(frame, metric, schema.METHOD, schema.QID, settings.confidence,
                                         settings.n_resamples, settings.seed, settings.alpha, settings.correction)
     means = {row.method: float(row.mean) for row in summary.itertuples()}
@@ -85,3 +91,17 @@ def agreement_rows(agreements: Sequence[Agreement]) -> list[dict[str, object]]:
              "significant (third-party)": ", ".join(f"{x}>{y}" for x, y in a.significant[a.third_party]) or "none",
              "ranking (synthetic)": order(a.means[a.synthetic]), "ranking (third-party)": order(a.means[a.third_party])}
             for a in agreements]
+
+
+def run_validity(per_query: pd.DataFrame, made: Sequence[str], given: Sequence[str], metric: str,
+                 settings: StatisticsSettings) -> list[Agreement]:
+    """In a run: the agreement of every made set (one with a provenance sidecar) with every given set
+    (questions from elsewhere: a labelled, third-party set), or none when either kind is missing."""
+    return [agreement(per_query, synthetic, third_party, metric, settings) for synthetic in made for third_party in given]
+
+
+def validity_fact(agreements: Sequence[Agreement]) -> str:
+    """One line for the report's run facts."""
+    return "validity of the made questions against the given ones: " + "; ".join(
+        f"{a.synthetic} vs {a.third_party} on {a.metric}: Kendall tau {a.tau:.2f}, contradicting significant verdicts "
+        + (", ".join(f"{x}>{y}" for x, y in a.contradictions) or "none") for a in agreements)

@@ -45,6 +45,7 @@ from rag.results.recommendation import default_primary
 from rag.results.curves import curves
 from rag.results.format import legend
 from rag.results.html import write_html_report
+from rag.results.validity import agreement_rows, run_validity, validity_fact
 from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer, url_ranking
 from rag.runner.statistics_cache import cached_comparison
@@ -239,8 +240,13 @@ def _run_stages(
         metric_columns = scorer.columns() + [f"answer_in_context@{k}" for k in answer_in_context_ks] + (
             list(ANSWER_METRICS) if config.generation is not None else []) + ([schema.JUDGE] if judged else [])
         control = next(iter(sorted(closed_book)), None)
-        comparison = cached_comparison(per_query, metric_columns, settings, config.cache_dir,
-                                       config.evaluation.primary or default_primary(metric_columns, config.top_k), control)
+        primary = config.evaluation.primary or default_primary(metric_columns, config.top_k)
+        comparison = cached_comparison(per_query, metric_columns, settings, config.cache_dir, primary, control)
+        made_sets = [name for name in question_sets if name in dataset.question_provenance]
+        agreements = run_validity(per_query, made_sets, [name for name in question_sets if name not in made_sets],
+                                  primary, settings) if primary in per_query else []
+        if agreements:
+            manifest.update(question_validity=agreement_rows(agreements))
 
     with timer.stage("report"):
         level = "+".join(config.evaluation.levels)
@@ -259,6 +265,7 @@ def _run_stages(
             "questions: " + ", ".join(f"{name} {len(qs)}" for name, qs in question_sets.items()),
             *(provenance_fact(name, made) for name, made in dataset.question_provenance.items() if name in question_sets),
             leak_fact({name: leak(qs, dataset.documents) for name, qs in question_sets.items()}),
+            *([validity_fact(agreements)] if agreements else []),
             *([f"files: {dataset.files_read} read, {dataset.files_skipped} skipped, {len(chunks)} chunks"]
               if dataset.files_read is not None else []),
             "skipped as invalid (records or files): " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),

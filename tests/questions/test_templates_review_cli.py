@@ -175,8 +175,9 @@ def test_a_made_file_runs_through_the_smoke_config_with_its_provenance(tmp_path,
     assert "4 of 4 questions written" in printed and "lexical bias" in printed and "answer_unsupported" in printed
     assert "leak (questions naming their gold document's title, file or page name): 0% (0 of 4)" in printed
     run = tmp_path / "run"
-    assert main(["--config", str(SMOKE_CONFIG), "--set", f"dataset.questions={out}", "--set", cache, "--methods", "bm25",
-                 "--no-generation", "--quiet", "--output-dir", str(run)]) == 0
+    given = SMOKE_CONFIG.parent.parent / "data" / "smoke" / "questions.jsonl"
+    assert main(["--config", str(SMOKE_CONFIG), "--set", f"dataset.questions={{made: {out}, given: {given}}}", "--set",
+                 cache, "--methods", "bm25,dense", "--no-generation", "--quiet", "--output-dir", str(run)]) == 0
     manifest = json.loads((run / "manifest.json").read_text())
     made = manifest["data"]["question_provenance"]["made"]
     assert made["generator"] == "template" and made["written"] == 4 and "lexical_bias" in made
@@ -184,6 +185,10 @@ def test_a_made_file_runs_through_the_smoke_config_with_its_provenance(tmp_path,
                                                          "leak": {"questions": 4, "leaked": 0, "share": 0.0}}
     report = (run / "report.html").read_text()
     assert "questions of made: made by template" in report and "leak (questions naming their gold document" in report
+    # a made set beside a given one: the run compares their method rankings (rag.results.validity)
+    (row,) = manifest["question_validity"]
+    assert (row["synthetic"], row["third-party"], row["metric"]) == ("made", "given", "ndcg@10")
+    assert "validity of the made questions against the given ones: made vs given on ndcg@10" in report
 
 
 def test_corpus_examples_are_template_questions_with_their_sentence_one_per_document():
