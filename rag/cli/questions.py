@@ -73,7 +73,7 @@ def main(argv: Sequence[str], use_redactor) -> int:
 
 
 def summary(provenance: dict[str, Any], cached: bool, out: Path, csv_path: Path, html_path: Path) -> str:
-    """The counts, the failures, the filter table and the lexical bias, as printed."""
+    """The counts, the failures, the filter table, the lexical bias and the leak, as printed."""
     model = f" ({provenance['model']})" if provenance.get("model") else ""
     lines = [
         f"{provenance['written']} of {provenance['requested']} questions written to {out}"
@@ -90,6 +90,10 @@ def summary(provenance: dict[str, Any], cached: bool, out: Path, csv_path: Path,
             f"lexical bias (share of a question's content words found in its chunk): mean {bias['mean']:.2f}, "
             f"quartiles {bias['p25']:.2f} / {bias['median']:.2f} / {bias['p75']:.2f}, all words copied "
             f"{bias['all_words_copied']:.0%}; histogram " + ", ".join(f"{k}: {v}" for k, v in bias["histogram"].items()))
+    made_leak = provenance.get("leak") or {}
+    if made_leak.get("questions"):
+        lines.append(f"leak (questions naming their gold document's title, file or page name): {made_leak['share']:.0%} "
+                     f"({made_leak['leaked']} of {made_leak['questions']})")
     lines.append(f"review: fill the accept column of {csv_path} (page: {html_path}), then "
                  f"rag-bench questions --apply-review {csv_path} --out FILE")
     return "\n".join(lines)

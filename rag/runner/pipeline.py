@@ -23,6 +23,7 @@ from evaluation.ties import ties_crossing
 from rag.chunking import cached_chunks, documents_fingerprint
 from rag.config import RunConfig, bounded_by_chunks, config_record, portable_path
 from rag.data import Dataset, load_dataset
+from rag.data.questions.leak import leak, leak_fact
 from rag.data.questions.provenance import provenance_fact
 from rag.errors import ConfigError
 from rag.generation import build_generator
@@ -45,6 +46,7 @@ from rag.results.curves import curves
 from rag.results.format import legend
 from rag.results.headline import AnswerFailures, QuestionFigures, cannot_judge, figure_lines, headline
 from rag.results.html import write_html_report
+from rag.results.validity import agreement_rows, run_validity, validity_fact
 from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer, url_ranking
 from rag.runner.statistics_cache import cached_comparison
@@ -133,7 +135,9 @@ def answered_questions(config: RunConfig, question_sets: Mapping[str, Sequence[Q
 
 def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, Any]:
     """What the manifest records about the data: file and content hashes, counts, skipped records, and
-    how each made question set was made (its provenance sidecar)."""
+    how each made question set was made (its provenance sidecar), and each set's leak
+    (:mod:`rag.data.questions.leak`)."""
+    documents = {document.url: document for document in dataset.documents}
     return {
         "name": dataset.name,
         "source_files": {source_name(path, dataset.source_root): sha256_file(path) for path in dataset.source_files},
@@ -143,7 +147,8 @@ def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question
         "documents": len(dataset.documents),
         "documents_sha256": documents_fingerprint(dataset.documents),
         "question_sets": {
-            name: {"questions": len(qs), "sha256": questions_fingerprint(qs)} for name, qs in question_sets.items()
+            name: {"questions": len(qs), "sha256": questions_fingerprint(qs), "leak": leak(qs, documents).summary()}
+            for name, qs in question_sets.items()
         },
         "skipped_invalid": dict(dataset.skipped),
         "skipped_examples": list(dataset.skipped_examples),
@@ -245,8 +250,13 @@ def _run_stages(
         metric_columns = scorer.columns() + [f"answer_in_context@{k}" for k in answer_in_context_ks] + (
             list(ANSWER_METRICS) if config.generation is not None else []) + ([schema.JUDGE] if judged else [])
         control = next(iter(sorted(closed_book)), None)
-        comparison = cached_comparison(per_query, metric_columns, settings, config.cache_dir,
-                                       config.evaluation.primary or default_primary(metric_columns, config.top_k), control)
+        primary = config.evaluation.primary or default_primary(metric_columns, config.top_k)
+        comparison = cached_comparison(per_query, metric_columns, settings, config.cache_dir, primary, control)
+        made_sets = [name for name in question_sets if name in dataset.question_provenance]
+        agreements = run_validity(per_query, made_sets, [name for name in question_sets if name not in made_sets],
+                                  primary, settings) if primary in per_query else []
+        if agreements:
+            manifest.update(question_validity=agreement_rows(agreements))
 
     with timer.stage("report"):
         level = "+".join(config.evaluation.levels)
@@ -269,6 +279,8 @@ def _run_stages(
             f"{len(dataset.documents)} documents, {len(chunks)} chunks",
             "questions: " + ", ".join(f"{name} {len(qs)}" for name, qs in question_sets.items()),
             *(provenance_fact(name, made) for name, made in dataset.question_provenance.items() if name in question_sets),
+            leak_fact({name: leak(qs, dataset.documents) for name, qs in question_sets.items()}),
+            *([validity_fact(agreements)] if agreements else []),
             *([f"files: {dataset.files_read} read, {dataset.files_skipped} skipped, {len(chunks)} chunks"]
               if dataset.files_read is not None else []),
             "skipped as invalid (records or files): " + (json.dumps(dict(dataset.skipped)) if dataset.skipped else "none"),

@@ -61,7 +61,8 @@ def good_folder(tmp_path_factory) -> Path:
         "# Setup\n\nThis guide covers the setup.\n\n"
         f"## Installation\n\n{MD_INSTALL}\n\n{long_paragraph('installing', 40)}\n\n"
         "```sh\n# a shell comment, not a heading\nmake install\n```\n\n"
-        f"### Configuration\n\n{MD_CONFIGURE}\n\n{long_paragraph('configuring', 30)}\n",
+        f"### Configuration\n\n{MD_CONFIGURE}\n\n{long_paragraph('configuring', 30)}\n\n"
+        "To reset every setting, delete the configuration file and restart the program.\n",  # a template applies
         encoding="utf-8",
     )
     (root / "glaciers.html").write_text(

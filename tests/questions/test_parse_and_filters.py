@@ -7,6 +7,8 @@ import pytest
 from rag.data.questions.filters import (
     Candidate, QuestionFilter, answer_supported, jaccard, lexical_bias, lexical_overlap, rejection,
 )
+from rag.data.questions.leak import document_names
+from rag.data.questions.llm import matches
 from rag.data.questions.parse import ParsedQuestion, ParseFailure, parse_reply
 
 
@@ -20,6 +22,7 @@ from rag.data.questions.parse import ParsedQuestion, ParseFailure, parse_reply
     ('Sure!\n```json\n{"Question": "When did it open?", "Answer": 1883}\n```', "When did it open?", "1883"),
     ('Here it is: {"q": "Who built it?", "a": "Roebling"} hope it helps', "Who built it?", "Roebling"),
     ("Who built it?\nJohn Roebling", "Who built it?", "John Roebling"),
+    ("Answer: John Roebling\nQuestion: Who built it?", "Who built it?", "John Roebling"),  # answer first
 ])
 def test_replies_in_every_accepted_shape_are_read(reply, question, answer):
     parsed = parse_reply(reply)
@@ -60,6 +63,28 @@ def _candidate(question: str, answer: str, chunk: str = "The Brooklyn Bridge was
 ])
 def test_each_filter_removes_its_case(question, answer, reason):
     assert rejection(_candidate(question, answer)) == reason
+
+
+def test_a_question_naming_its_gold_document_is_removed():
+    names = document_names("https://en.wikipedia.org/wiki/Brooklyn_Bridge", "Brooklyn Bridge")
+    named = Candidate("Who designed the brooklyn-bridge?", "John Roebling", "d#0", "u", "John Roebling designed it.",
+                      "llm", gold_names=names)
+    unnamed = Candidate("Who designed the bridge over the East River?", "John Roebling", "d#0", "u",
+                        "John Roebling designed it.", "llm", gold_names=names)
+    assert rejection(named) == "names_gold_document" and rejection(unnamed) is None
+
+
+@pytest.mark.parametrize("reply, answer, expected", [
+    ("John Roebling", "John Roebling", True),
+    ("It was designed by John A. Roebling in 1867.", "John Roebling", True),   # contained: SQuAD drops the article "A"
+    ("The answer is: the bridge was designed by John Roebling.", "John Roebling", True),  # contained
+    ("Washington Roebling", "John Roebling", True),                            # F1 0.5 (1 of 2, 1 of 2)
+    ("Emily Warren", "John Roebling", False),
+    ("", "John Roebling", False),
+    (None, "John Roebling", False),
+])
+def test_round_trip_match_by_hand(reply, answer, expected):
+    assert matches(reply, answer) is expected
 
 
 def test_answer_support_by_containment_or_content_word_share():

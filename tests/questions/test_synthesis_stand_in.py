@@ -24,7 +24,7 @@ def _reply(text: str, hidden: str = "") -> str:
 
 
 DOCUMENTS = [
-    ("bridge", "The Brooklyn Bridge was designed by John Roebling. "
+    ("designer", "The Brooklyn Bridge was designed by John Roebling. "
                + _reply("Question: Who designed the Brooklyn Bridge?\nAnswer: John Roebling")),
     ("opening", "The bridge opened to traffic in 1883 after fourteen years of work. "
                 + _reply('Sure: {"question": "When did the bridge open to traffic?", "answer": "1883"}')),
@@ -34,6 +34,8 @@ DOCUMENTS = [
     ("unsupported", "Some text about paint. " + _reply("Question: Who painted the bridge?\nAnswer: Pablo Picasso", hidden="Pablo Picasso")),
     ("duplicate", "Roebling designed the Brooklyn Bridge. "
                   + _reply("Question: Who designed Brooklyn Bridge?\nAnswer: Roebling")),
+    ("memory", "The server replies: stand-in answer. "
+               + _reply("Question: What does the fault-injection server reply?\nAnswer: stand-in answer")),
     ("empty", "Some text about wind. [[faults:empty_content]]"),
     ("server", "Some text about rivers. [[faults:error_500]]"),
     ("client", "Some text about boats. [[faults:bad_request_400]]"),
@@ -53,10 +55,13 @@ def test_failures_are_counted_by_reason_and_good_replies_become_questions(tmp_pa
     config = load_config(write_config(tmp_path, DOCUMENTS, generator))
     result = make_questions(config, n=10, generator="llm", seed=1, progress=False)
     made = result.provenance
-    assert made["candidates"] == len(DOCUMENTS) == stand_in.stats.completions_requests
+    # a question request per chunk, then each question that passes the per-candidate filters asked
+    # back twice (designer, opening, duplicate, memory): with its chunk and without any text
+    assert made["candidates"] == len(DOCUMENTS) and stand_in.stats.completions_requests == len(DOCUMENTS) + 2 * 4
     assert made["failures"] == {
         "no_answer": 1, "no_question": 1, "refusal": 1, "request:client_error": 1,
         "request:empty_response": 1, "request:malformed_response": 1, "request:server_error": 1,
+        "round_trip:answered_without_text": 1,  # the stand-in's closed-book reply is "stand-in answer <hash>"
     }
     removed = {row["filter"]: row["removed"] for row in made["filters"]}
     assert removed["answer_unsupported"] == 1 and removed["near_duplicate"] == 1
@@ -67,7 +72,7 @@ def test_failures_are_counted_by_reason_and_good_replies_become_questions(tmp_pa
     assert opening.metadata["chunk_id"] == "opening#0" and opening.metadata["reply_shape"] == "json"
     designed = next(q for q in result.questions if q is not opening)  # of two near-duplicates, the first in chunk order
     assert (designed.text, designed.answers, designed.gold_urls) in [
-        ("Who designed the Brooklyn Bridge?", ["John Roebling"], [["docs/bridge.md"]]),
+        ("Who designed the Brooklyn Bridge?", ["John Roebling"], [["docs/designer.md"]]),
         ("Who designed Brooklyn Bridge?", ["Roebling"], [["docs/duplicate.md"]])]
     assert designed.metadata["lexical_overlap"] == 1.0  # designed, brooklyn, bridge all in the chunk
 

@@ -13,7 +13,7 @@ from rag.cli import main
 from rag.config import load_config
 from rag.data import load_dataset
 from rag.data.questions.make import chunk_order, make_questions
-from rag.data.questions.templates import names_document, template_candidate
+from rag.data.questions.templates import corpus_examples, prose_sentences, template_candidate
 from rag.types import Chunk, Document
 
 from .conftest import SMOKE_CONFIG
@@ -32,29 +32,79 @@ def test_chunk_order_takes_one_chunk_of_every_document_before_a_second_of_any():
     assert any(chunk_order(chunks, seed=s) != order for s in range(6, 12))
 
 
-def test_templates_by_hand():
-    document = Document("Volcano", "docs/volcano.md", "Volcano", "")
-    text = "A volcano is a rupture in the crust of a planet, which lets lava escape. It erupts."
-    kinds = {}
-    for seed in range(40):
+def _options(text: str, title: str = "Field notes", url: str = "docs/notes.md") -> dict[str, tuple[str, str]]:
+    """Every (question, answer) the templates make from ``text``, by kind, over 60 seeded draws."""
+    document = Document("Volcano", url, title, "")
+    made = {}
+    for seed in range(60):
         candidate = template_candidate(_chunk("Volcano", 0, text), document, random.Random(seed))
-        kinds[candidate.kind] = (candidate.question, candidate.answer)
-    assert kinds == {
-        "title": ("What is Volcano?", "a rupture in the crust of a planet"),
-        "definition": ("What is a volcano?", "a rupture in the crust of a planet"),
-        "known_item": ("What is the name of the rupture in the crust of a planet?", "a volcano"),
-    }
-    section = Chunk("Volcano#1", "Volcano", "docs/volcano.md", "Lava is molten rock.", 1, 5)
-    object.__setattr__(section, "section", "Lava flows")  # a heading-aware chunk carries its section
-    candidate = template_candidate(section, document, random.Random(0))
-    assert candidate.question == "What does Volcano say about Lava flows?" and candidate.metadata["section"] == "Lava flows"
-    assert names_document("William Henry Cosby Jr.", "Bill Cosby") and not names_document("Superimposed with the wind", "Wind")
+        if candidate is not None:
+            made[candidate.kind] = (candidate.question, candidate.answer)
+    return made
+
+
+@pytest.mark.parametrize("sentence, kind, question, answer", [
+    ("A stratovolcano is a conical volcano built up by many layers of hardened lava, tephra and ash.",
+     "definition", "What is a stratovolcano?", "a conical volcano built up by many layers of hardened lava"),
+    ("Mount Fuji is the highest volcano in Japan, and it is active.", "known_item",
+     "What is the name of the highest volcano in Japan?", "Mount Fuji"),
+    ("To measure gas emissions from a crater, scientists fly drones over the vent.", "purpose",
+     "How do you measure gas emissions from a crater?", "scientists fly drones over the vent"),
+    ("If you want to watch an eruption safely, stay upwind of the ash plume.", "wish",
+     "How do you watch an eruption safely?", "stay upwind of the ash plume"),
+    ("When magma reaches the surface of the earth, it is called lava.", "condition",
+     "What happens when magma reaches the surface of the earth?", "it is called lava"),
+    ("A seismometer is used to record tremors beneath the summit.", "used_for",
+     "What is used to record tremors beneath the summit?", "A seismometer"),
+])
+def test_each_template_by_hand(sentence, kind, question, answer):
+    assert _options(sentence)[kind] == (question, answer)
+
+
+@pytest.mark.parametrize("text", [
+    "If enabled, the crater glows at night.",                        # no subject in the condition
+    "When installing the sensor network, engineers wear masks.",     # a participle, no subject
+    "If this option is omitted, the default is used.",               # anaphora and generic words only
+    "It is a rupture in the crust of a planet.",                     # a pronoun subject
+    "The following function is used to compute lava viscosity.",     # an answer that points elsewhere
+    "what is a volcano is not clear from this lower-case fragment.",  # a chunk cut inside a sentence
+    "```\nA stratovolcano is a conical volcano built by layers of lava.\n```",  # code, not prose
+    "## A stratovolcano is a conical volcano built by layers of lava.",        # a heading
+    "A stratovolcano is a <b>conical</b> volcano built by layers of lava.",    # markup left over
+])
+def test_templates_make_nothing_from_fragments_markup_or_vague_sentences(text):
+    assert _options(text) == {}
+
+
+def test_a_template_question_never_names_its_page():
+    # "Volcano is ..." makes "What is Volcano?" (names the page); only its reverse, which does not, survives
+    made = _options("Volcano is a rupture in the crust of a planet through which lava escapes.", "Volcano", "docs/volcano.md")
+    assert made == {"known_item": ("What is the name of the rupture in the crust of a planet through which lava escapes?",
+                                   "Volcano")}
+    assert _options("The volcano summit is the highest point in Japan.", "Volcano", "docs/volcano.md") == {}
+    assert make_filtered("What is Volcano?", "docs/volcano.md", "Volcano") == "names_gold_document"
+
+
+def make_filtered(question: str, url: str, title: str) -> str | None:
+    from rag.data.questions.filters import Candidate, rejection
+    from rag.data.questions.leak import document_names
+
+    return rejection(Candidate(question, "a rupture in the crust", "d#0", url, "a rupture in the crust", "definition",
+                               gold_names=document_names(url, title)))
+
+
+def test_prose_sentences_join_wrapped_lines_and_leave_out_code_headings_and_lists_markers():
+    text = ("## Eruptions\n\nUse `fissure` vents when you want to see\nlava fountains at close range.\n\n"
+            "```\nA code line that looks like a sentence here.\n```\n\n- The *summit* crater holds a lake of lava.\n\n"
+            ".. note:: A directive line that looks like a sentence.\n\n    An indented literal block line here.\n")
+    assert prose_sentences(text) == ["Use fissure vents when you want to see lava fountains at close range.",
+                                     "The summit crater holds a lake of lava."]
 
 
 def test_template_questions_are_deterministic_by_seed_and_cached(tmp_path):
     def made(cache: str, seed: int):
         config = load_config(SMOKE_CONFIG, [f"cache_dir={tmp_path / cache}"])
-        return make_questions(config, n=8, generator="template", seed=seed, progress=False)
+        return make_questions(config, n=4, generator="template", seed=seed, progress=False)
 
     first, again, other = made("a", 0), made("b", 0), made("a", 1)
     assert first.path.read_bytes() == again.path.read_bytes() and not again.cached
@@ -62,21 +112,22 @@ def test_template_questions_are_deterministic_by_seed_and_cached(tmp_path):
     assert made("a", 0).cached
     assert len({q.gold_urls[0][0] for q in first.questions}) == len(first.questions)  # one per document first
     made_ = first.provenance
-    assert made_["written"] == len(first.questions) == 8 and made_["generator"] == "template" and made_["model"] is None
+    assert made_["written"] == len(first.questions) == 4 and made_["generator"] == "template" and made_["model"] is None
+    assert made_["leak"] == {"questions": 4, "leaked": 0, "share": 0.0}
     seen = made_["filters"][0]["in"]
     assert made_["candidates"] == seen + sum(made_["failures"].values()) + made_["not_needed"]
 
 
 def test_review_round_trip_keeps_only_accepted_questions_with_their_corrections(tmp_path):
     out = tmp_path / "q.jsonl"
-    assert main(["questions", "--config", str(SMOKE_CONFIG), "--out", str(out), "--n", "5", "--generator", "template",
+    assert main(["questions", "--config", str(SMOKE_CONFIG), "--out", str(out), "--n", "4", "--generator", "template",
                  "--set", f"cache_dir={tmp_path / 'cache'}", "--quiet"]) == 0
     review = tmp_path / "q.review.csv"
     html = (tmp_path / "q.review.html").read_text()
     assert "<script" not in html and "apply-review" in html
     with review.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 5 and all(row["accept"] == "" and row["chunk_text"] for row in rows)
+    assert len(rows) == 4 and all(row["accept"] == "" and row["chunk_text"] for row in rows)
     rows[0]["accept"], rows[1]["accept"], rows[2]["accept"] = "yes", "No", "x"
     rows[2]["question"] = "=Which edited question is this?"  # a formula-like start is kept as text
     with review.open("w", newline="") as handle:
@@ -92,7 +143,8 @@ def test_review_round_trip_keeps_only_accepted_questions_with_their_corrections(
     assert questions[1].text == "=Which edited question is this?"
     assert questions[0].metadata["chunk_id"] == rows[0]["chunk_id"]
     review_counts = dataset.question_provenance["reviewed"]["review"]
-    assert review_counts == {"accepted": 2, "rejected": 1, "unreviewed": 2, "edited": 1, "file": "q.review.csv"}
+    assert review_counts == {"accepted": 2, "rejected": 1, "unreviewed": 1, "edited": 1, "file": "q.review.csv"}
+    assert "leak" not in dataset.question_provenance["reviewed"]  # stale after a review; a run computes it
 
 
 @pytest.mark.parametrize("argv, expected", [
@@ -117,15 +169,37 @@ def test_a_bad_accept_value_names_the_line(tmp_path, capsys):
 def test_a_made_file_runs_through_the_smoke_config_with_its_provenance(tmp_path, capsys):
     out = tmp_path / "made.jsonl"
     cache = f"cache_dir={tmp_path / 'cache'}"
-    assert main(["questions", "--config", str(SMOKE_CONFIG), "--out", str(out), "--n", "6", "--generator", "template",
+    assert main(["questions", "--config", str(SMOKE_CONFIG), "--out", str(out), "--n", "4", "--generator", "template",
                  "--set", cache, "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "6 of 6 questions written" in printed and "lexical bias" in printed and "answer_unsupported" in printed
+    assert "4 of 4 questions written" in printed and "lexical bias" in printed and "answer_unsupported" in printed
+    assert "leak (questions naming their gold document's title, file or page name): 0% (0 of 4)" in printed
     run = tmp_path / "run"
-    assert main(["--config", str(SMOKE_CONFIG), "--set", f"dataset.questions={out}", "--set", cache, "--methods", "bm25",
-                 "--no-generation", "--quiet", "--output-dir", str(run)]) == 0
+    given = SMOKE_CONFIG.parent.parent / "data" / "smoke" / "questions.jsonl"
+    assert main(["--config", str(SMOKE_CONFIG), "--set", f"dataset.questions={{made: {out}, given: {given}}}", "--set",
+                 cache, "--methods", "bm25,dense", "--no-generation", "--quiet", "--output-dir", str(run)]) == 0
     manifest = json.loads((run / "manifest.json").read_text())
     made = manifest["data"]["question_provenance"]["made"]
-    assert made["generator"] == "template" and made["written"] == 6 and "lexical_bias" in made
-    assert manifest["data"]["question_sets"]["made"]["questions"] == 6
-    assert "questions of made: made by template" in (run / "report.html").read_text()
+    assert made["generator"] == "template" and made["written"] == 4 and "lexical_bias" in made
+    assert manifest["data"]["question_sets"]["made"] == {**manifest["data"]["question_sets"]["made"], "questions": 4,
+                                                         "leak": {"questions": 4, "leaked": 0, "share": 0.0}}
+    report = (run / "report.html").read_text()
+    assert "questions of made: made by template" in report and "leak (questions naming their gold document" in report
+    # a made set beside a given one: the run compares their method rankings (rag.results.validity)
+    (row,) = manifest["question_validity"]
+    assert (row["synthetic"], row["third-party"], row["metric"]) == ("made", "given", "ndcg@10")
+    assert "validity of the made questions against the given ones: made vs given on ndcg@10" in report
+
+
+def test_corpus_examples_are_template_questions_with_their_sentence_one_per_document():
+    documents = {d: Document(d, f"docs/{d}.md", d.title(), "") for d in ("a", "b")}
+    chunks = [Chunk("a#0", "a", "docs/a.md", "A seismometer is used to record tremors beneath the summit.", 0, 12),
+              Chunk("a#1", "a", "docs/a.md", "Mount Fuji is the highest volcano in Japan.", 1, 9),
+              Chunk("b#0", "b", "docs/b.md", "It erupts.", 0, 3),
+              Chunk("b#1", "b", "docs/b.md", "To measure gas emissions from a crater, fly drones over the vent.", 1, 14)]
+    assert corpus_examples(chunks, documents, k=3) == [
+        ("A seismometer is used to record tremors beneath the summit.", "A seismometer",
+         "What is used to record tremors beneath the summit?"),
+        ("To measure gas emissions from a crater, fly drones over the vent.", "fly drones over the vent",
+         "How do you measure gas emissions from a crater?"),
+    ]

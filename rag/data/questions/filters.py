@@ -12,6 +12,8 @@ reason                 a candidate is removed when
 ``answer_length``      the answer has more than 12 words
 ``refers_to_source``   the question points at its source ("the text", "this passage", "the
                        author", ...): it cannot stand alone in front of a whole corpus
+``names_gold_document`` the question names its gold document's title, file or page name
+                       (:mod:`rag.data.questions.leak`): a retriever matching names would find it
 ``answer_in_question`` the answer's normalized form occurs in the question's ("Who was Bing Crosby?"
                        / "Bing Crosby")
 ``answer_unsupported`` the answer is not supported by its chunk: its normalized form (SQuAD
@@ -19,7 +21,8 @@ reason                 a candidate is removed when
                        :func:`evaluation.answers.containment_form`) does not occur in the chunk's
                        at token boundaries, and fewer than 80 % of its content words occur in the chunk
 ``near_duplicate``     the Jaccard similarity of its content-word set with an already kept
-                       question's is >= 0.8 (so an exact repeat too)
+                       question's, or with a question the LLM was shown as an example, is >= 0.8
+                       (so an exact repeat too)
 =====================  ============================================================================
 
 Content words (:func:`rag.data.questions.common.content_words`): ``\\w+`` tokens, case-folded,
@@ -42,6 +45,7 @@ from typing import Any
 
 from evaluation.answers import containment_form
 from rag.data.questions.common import content_words
+from rag.data.questions.leak import names_gold
 
 MIN_QUESTION_WORDS, MAX_QUESTION_WORDS = 3, 40
 MAX_ANSWER_WORDS = 12
@@ -56,6 +60,7 @@ FILTERS: tuple[tuple[str, str], ...] = (
     ("question_length", f"{MIN_QUESTION_WORDS} to {MAX_QUESTION_WORDS} words"),
     ("answer_length", f"at most {MAX_ANSWER_WORDS} words"),
     ("refers_to_source", "no 'the text' / 'this passage' / 'the author' ..."),
+    ("names_gold_document", "the question does not name its gold document (leak)"),
     ("answer_in_question", "the answer does not occur in the question"),
     ("answer_unsupported", f"the answer occurs in its chunk, or >= {SUPPORT_SHARE:.0%} of its content words do"),
     ("near_duplicate", f"content-word Jaccard < {DUPLICATE_JACCARD} with every kept question"),
@@ -65,7 +70,8 @@ BIAS_BINS = (0.2, 0.4, 0.6, 0.8, 1.0)
 
 @dataclass(frozen=True)
 class Candidate:
-    """A made question before filtering: its text, short answer, source chunk and extra metadata."""
+    """A made question before filtering: its text, short answer, source chunk, extra metadata and
+    the normalized names of its gold document (:func:`rag.data.questions.leak.document_names`)."""
 
     question: str
     answer: str
@@ -74,6 +80,7 @@ class Candidate:
     chunk_text: str
     kind: str
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    gold_names: frozenset[str] = field(default_factory=frozenset, compare=False, hash=False)
 
 
 def _contains(haystack: str, needle: str) -> bool:
@@ -112,6 +119,8 @@ def rejection(candidate: Candidate) -> str | None:
         return "answer_length"
     if _SOURCE_REFERENCE.search(question):
         return "refers_to_source"
+    if names_gold(question, candidate.gold_names):
+        return "names_gold_document"
     if _contains(question, answer):
         return "answer_in_question"
     if not answer_supported(answer, candidate.chunk_text):
@@ -121,12 +130,13 @@ def rejection(candidate: Candidate) -> str | None:
 
 class QuestionFilter:
     """Applies :data:`FILTERS` to candidates one at a time, in order, remembering the kept questions
-    (for ``near_duplicate``) and counting every removal by reason."""
+    and the example questions shown (for ``near_duplicate``) and counting every removal by reason."""
 
-    def __init__(self) -> None:
+    def __init__(self, shown: Sequence[str] = ()) -> None:
+        """``shown``: questions the generator was shown as examples; a copy of one is a near duplicate."""
         self.removed: Counter[str] = Counter()
         self.seen = 0
-        self._kept_words: list[set[str]] = []
+        self._kept_words: list[set[str]] = [content_words(question) for question in shown]
 
     def keep(self, candidate: Candidate) -> bool:
         self.seen += 1

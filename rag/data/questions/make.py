@@ -4,7 +4,8 @@ Steps: load the config's data set, chunk it with the config's own chunking (cach
 order the chunks (:func:`chunk_order`), and propose a candidate per chunk, in that order, with the
 LLM (:mod:`rag.data.questions.llm`) or the templates (:mod:`rag.data.questions.templates`), in
 batches sized by the keep rate so far (:class:`_Selection`), until ``n`` candidates passed the filters (:mod:`rag.data.questions.filters`) or
-``OVERSAMPLE * n`` chunks were tried. Failures are counted by reason, each filter's removals too;
+``OVERSAMPLE * n`` chunks were tried (the LLM; the templates, which cost next to nothing and apply
+to few chunks, may try every chunk). Failures are counted by reason, each filter's removals too;
 candidates made after the ``n``-th kept one are counted as ``not_needed``.
 
 Chunk order (stratified over documents): the documents are shuffled with the seeded generator, each
@@ -34,9 +35,11 @@ from rag.chunking import cached_chunks
 from rag.data.loaders import load_dataset
 from rag.data.questions.common import seeded_rng
 from rag.data.questions.filters import FILTERS, Candidate, QuestionFilter, lexical_bias, lexical_overlap
-from rag.data.questions.llm import QuestionPromptBuilder, llm_candidates, prompt_hash, synthesis_config
+from rag.data.questions.leak import leak
+from rag.data.questions.leak import document_names
+from rag.data.questions.llm import N_EXAMPLES, Example, SynthesisPrompts, llm_candidates, prompt_hash, synthesis_config
 from rag.data.questions.provenance import PROVENANCE_SUFFIX, read_provenance, sibling
-from rag.data.questions.templates import template_candidates
+from rag.data.questions.templates import corpus_examples, template_candidates
 from rag.data.records import ProblemLog, question_record, read_questions_jsonl, write_jsonl
 from rag.errors import BenchError
 from rag.generation import build_generator
@@ -53,7 +56,7 @@ log = logging.getLogger(__name__)
 GeneratorKind = Literal["llm", "template"]
 GENERATOR_KINDS = ("llm", "template")
 OVERSAMPLE = 4
-CACHE_VERSION = 3  # bumped whenever a change of this package changes what a key makes
+CACHE_VERSION = 4  # bumped whenever a change of this package changes what a key makes
 GeneratorFactory = Callable[..., Any]
 
 
@@ -129,22 +132,28 @@ def make_questions(
     started = time.perf_counter()
     documents = {document.doc_id: document for document in dataset.documents}
     order = chunk_order(chunks, seed)
-    budget = min(len(order), OVERSAMPLE * n)
+    budget = min(len(order), OVERSAMPLE * n) if generator_config is not None else len(order)
     rng = seeded_rng(seed, "templates")
     bar = progress_bar(total=budget, desc=f"questions ({generator})", unit="chunk", enabled=progress)
-    selection = _Selection(n)
+    examples = ([Example(*example) for example in corpus_examples(order[budget:] or order, documents, N_EXAMPLES)]
+                if generator_config is not None else [])
+    selection = _Selection(n, [example.question for example in examples])
     try:
         if generator_config is None:
             selection.run(order[:budget], lambda batch: _ticking(template_candidates(batch, documents, rng), bar))
         else:
+            names = {d.doc_id: document_names(d.url, d.title) for d in dataset.documents}
             with generator_factory(generator_config, config.cache_dir / "generation",
-                                   prompt_builder=QuestionPromptBuilder()) as llm:
-                selection.run(order[:budget], lambda batch: llm_candidates(llm, batch, on_result=lambda _: bar.update()))
+                                   prompt_builder=SynthesisPrompts(examples)) as llm:
+                selection.run(order[:budget], lambda batch: llm_candidates(
+                    llm, batch, on_result=lambda _: bar.update(), gold_names=lambda chunk: names[chunk.doc_id]))
     finally:
         bar.close()
     if not selection.kept:
         raise BenchError(f"no question survived from {selection.tried} chunks tried; failures: "
-                         f"{json.dumps(dict(selection.failures))}; filtered: {json.dumps(dict(selection.filter.removed))}")
+                         f"{json.dumps(dict(selection.failures))}; filtered: {json.dumps(dict(selection.filter.removed))}"
+                         + ("; the template generator needs no LLM, and a capable model keeps more (docs/data.md, "
+                            "'Questions from your corpus')" if generator == "llm" else ""))
     questions = [
         Question(qid=f"{generator}-{i:04d}", text=c.question, gold_urls=[[c.url]], answers=[c.answer], qtype=c.kind,
                  question_set=generator, metadata={"chunk_id": c.chunk_id, "generator": generator,
@@ -158,7 +167,9 @@ def make_questions(
         "chunks_sha256": chunks_fingerprint, "chunking": config.chunking.model_dump(mode="json"),
         "candidates": selection.tried, "failures": dict(sorted(selection.failures.items())),
         "filters": selection.filter.table(), "not_needed": selection.not_needed,
+        **({"few_shot": [vars(example) for example in examples] or "generic (FEW_SHOT)"} if generator_config else {}),
         "lexical_bias": lexical_bias([q.metadata["lexical_overlap"] for q in questions]),
+        "leak": leak(questions, dataset.documents).summary(),
         "seconds": round(time.perf_counter() - started, 2),
     }
     provenance = Redactor.for_config(config).deep(provenance)  # the endpoint URL is config text
@@ -176,11 +187,11 @@ class _Selection:
     batch holds as many chunks as questions are wanted; each next one ``ceil(still needed / keep rate
     so far)`` chunks, the rate taken as at least ``1 / OVERSAMPLE``."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, shown: Sequence[str] = ()):
         self.n = n
         self.kept: list[Candidate] = []
         self.failures: Counter[str] = Counter()
-        self.filter = QuestionFilter()
+        self.filter = QuestionFilter(shown)
         self.tried = 0
         self.not_needed = 0
 

@@ -6,7 +6,9 @@ Accepted shapes, tried in this order:
    (or ``q``) and ``answer`` (or ``a``), case-insensitive;
 2. labelled lines: ``Question: ...`` / ``Q: ...`` and ``Answer: ...`` / ``A: ...`` (labels
    case-insensitive, optionally bold ``**Question:**`` or numbered ``1. Question:``); the answer is
-   the rest of its line, or the next non-empty line when the label stands alone;
+   the rest of its line, or the next non-empty line when the label stands alone; an answer after the
+   question is read first, else the last answer line before it (an answer-first reply
+   ``Answer: ... / Question: ...``);
 3. a reply whose first line is a question (ends with ``?``) and whose next non-empty line is the
    answer.
 
@@ -101,7 +103,8 @@ def _from_lines(lines: list[str]) -> ParsedQuestion | ParseFailure | None:
             if not answer:
                 answer = next((clean(line) for line in rest[position + 1:] if clean(line)), "")
             return ParsedQuestion(question, answer, "labels") if answer else ParseFailure(NO_ANSWER)
-        return ParseFailure(NO_ANSWER)
+        before = [clean(m.group("rest")) for line in lines[:index] if (m := _ANSWER_LABEL.match(line))]
+        return ParsedQuestion(question, before[-1], "labels") if before and before[-1] else ParseFailure(NO_ANSWER)
     return None
 
 

@@ -2,7 +2,7 @@
 
 ``q.jsonl`` (or ``q.jsonl.gz``) has its provenance in ``q.provenance.json``: generator, model and
 endpoint, prompt hash, seed, the candidates tried, the failures by reason, each filter with its
-counts, and the lexical bias. A data set that reads a question file with a sidecar carries it into
+counts, the lexical bias and the leak (:mod:`rag.data.questions.leak`). A data set that reads a question file with a sidecar carries it into
 the run's manifest (``data.question_provenance``) and the report's run facts
 (:func:`provenance_fact`). Files of the same stem hold the review: ``q.review.csv``, ``q.review.html``.
 """
@@ -48,12 +48,15 @@ def read_provenance(question_file: Path) -> dict[str, Any] | None:
 
 
 def provenance_fact(set_name: str, provenance: dict[str, Any]) -> str:
-    """One line for the report's run facts: how the set's questions were made and its lexical bias."""
+    """One line for the report's run facts: how the set's questions were made, its lexical bias and its leak."""
     model = provenance.get("model")
     made = f"{provenance.get('generator', '?')}" + (f" ({model})" if model else "")
     bias = provenance.get("lexical_bias") or {}
     bias_text = (f"lexical bias: mean {bias['mean']:.2f}, median {bias['median']:.2f}, all words copied "
                  f"{bias['all_words_copied']:.0%}" if bias.get("questions") else "lexical bias: n/a")
+    made_leak = provenance.get("leak") or {}
+    leak_text = (f"leak (questions naming their gold document): {made_leak['share']:.0%} "
+                 f"({made_leak['leaked']} of {made_leak['questions']})" if made_leak.get("questions") else "leak: n/a")
     failures = provenance.get("failures") or {}
     removed = {row["filter"]: row["removed"] for row in provenance.get("filters", []) if row.get("removed")}
     review = provenance.get("review")
@@ -64,6 +67,7 @@ def provenance_fact(set_name: str, provenance: dict[str, Any]) -> str:
         "failures " + (json.dumps(failures) if failures else "none"),
         "filtered " + (json.dumps(removed) if removed else "none"),
         bias_text,
+        leak_text,
     ]
     if review:
         parts.append(f"reviewed: {review.get('accepted')} accepted, {review.get('rejected')} rejected, "

@@ -154,6 +154,7 @@ def apply_review(csv_path: Path, out: Path) -> dict[str, Any]:
     write_jsonl(out, records)
     provenance = read_provenance(csv_path) or {}
     provenance.update(review={**counts, "file": csv_path.name}, written=len(records), lexical_bias=lexical_bias(overlaps))
+    provenance.pop("leak", None)  # it needs the documents' titles; a run computes it for every set (data summary)
     atomic_write_json(sibling(out, PROVENANCE_SUFFIX), provenance)
     return counts
 

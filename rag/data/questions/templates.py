@@ -1,102 +1,294 @@
-"""The no-LLM question maker: templates over titles, section headings and definition sentences.
+"""The no-LLM question maker: answer-first templates over the prose sentences of a chunk.
 
-It generalizes the bundled Wikipedia generators (:mod:`rag.data.questions.wiki`) from article
-summaries to any chunked corpus. For one chunk, every template that applies makes a candidate and one
-is drawn with the seeded random generator:
+Each template finds an answer span in one sentence of the chunk's prose and turns the rest of the
+sentence into the question, so the answer is a phrase of the corpus's own authors and the question
+a paraphrase-free restatement of what the sentence says (the cloze-to-question idea of Lewis et al.
+2019, "Unsupervised Question Answering by Cloze Translation", with rule-based translation; the
+known-item form is Azzopardi et al. 2007, "Building simulated queries for known-item topics").
+For one chunk, every template that applies makes a candidate and one is drawn with the seeded
+random generator. No template puts the document's title in the question, and an option whose
+question names its document anyway ("Volcano is ..." -> "What is Volcano?") is not proposed: a
+question naming its gold document measures name matching (:mod:`rag.data.questions.leak`); the
+``names_gold_document`` filter (:mod:`rag.data.questions.filters`) removes any such LLM question too.
 
-``title``       (a document's first chunk, when the document has a title and the chunk's first
-                sentence is a definition, below) "What is {title}?"; answer: that definition's
-                predicate
-``section``     (a chunk with a ``section`` attribute, e.g. a Markdown heading, other than the title)
-                "What does {title} say about {section}?"; answer: the chunk's first sentence up to
-                its first comma or semicolon
-``definition``  a sentence "{Subject} is/was/are/were a/an/the {predicate}" (subject of 1-8 words,
-                not a pronoun; a leading article lower-cased) gives "What {verb} {subject}?";
-                answer: the predicate up to its first comma or semicolon
-``known_item``  the same sentence read backwards, when the subject names the document (without its
-                article it equals the title, or it is a proper name -- every word capitalized but
-                of/and/de/von/van/al -- sharing a content word with the title):
-                "What is the name of the {predicate}?"; answer: the subject
+Prose sentences (:func:`prose_sentences`): the chunk is cut into blocks at blank lines; fenced code
+blocks, headings, tables, block quotes, directive and option lines (``.. note::``, ``:param x:``),
+and blocks whose lines are all indented (literal blocks) are left out; list markers are removed;
+the lines of a block are joined with spaces (wrapped source text stays one sentence) and split into
+sentences (:mod:`rag.data.sentences`). A prose sentence starts with an upper-case letter (a chunk
+cut inside a sentence gives none), ends with ``.``, has 5 to 60 words, and holds no markup left
+over from conversion (``<``, ``>``, ``{``, ``}``, ``[``, ``]``, ``|``, ``::``, a ``:role:`` or a URL); inline
+code backticks and ``*``/``_`` emphasis are removed.
 
-Gold is the chunk's document; the chunk id is recorded. A chunk no template applies to is counted
-(``no_template``), like an LLM failure.
+==============  ======================================================  ==========================
+kind            sentence                                                question / answer
+==============  ======================================================  ==========================
+``definition``  "{X} is/are a/an/the {P}." (X: a noun phrase of 1-8     "What is {X}?" / P's first
+                words)                                                  clause
+``known_item``  the same, X a proper name                               "What is the name of the
+                                                                        {P}?" / X
+``purpose``     "To {V}, {Y}." (V starts with a verb: not a function     "How do you {V}?" / Y's
+                word, so not "To the extent possible, ...")             first clause
+``wish``        "If you want/need/wish/would like to {V}, {Y}."         "How do you {V}?" / Y
+``condition``   "If/When {C}, {Y}." (other conditions; C has a subject: "What happens if/when
+                it does not start with a participle or "true", "set",   {C}?" / Y
+                "enabled" ...)
+``used_for``    "{X} is used to/for {V}." / "{X} lets/allows/enables    "What is used to {V}?" /
+                you (to) {V}." (X: a noun phrase of 1-6 words)          X
+==============  ======================================================  ==========================
+
+A noun phrase starts with an article or a word that is not a function word (NLTK's stop words, the
+pronouns, the fragment starts below) and holds no adverb in -ly ("Backups really are a ..."). A
+clause is cut at its first comma or semicolon. A candidate is made only when
+
+* the slot the template filled (X, P, V or C) can stand in front of a whole corpus
+  (:func:`specific`): no anaphora ("this", "it", "the above" ...) and at least two content words
+  that are not generic ("option", "command", "default", "value", "file" ...), one for the term a
+  definition asks about;
+* the answer is a whole phrase (:func:`complete_answer`): it does not start like a dependent clause
+  or a continuation ("if", "when", "or", "which", "then" ...) and points nowhere else ("the
+  following function", "these"), its brackets and quotes are balanced,
+  it holds a content word that is not generic, and it has at least two words (a name, for
+  ``known_item`` and ``used_for``, may have one). The ``answer_length`` filter keeps it at 12 words.
+
+Measured and left out (docs/data.md, "Questions from your corpus"): "What does {title} say about
+{section}?" (it names the gold page by construction), "What is {title}?" (the same), link-anchor
+questions (on the git HTML manual 2,720 of the 2,758 links between pages are the target's own page
+name) and heading questions ("How to ..." headings: their first sentence seldom answers them).
+
+Gold is the chunk's document; the chunk id is recorded (the question is
+judged at chunk level too). A chunk no template applies to is counted (``no_template``), like an
+LLM failure.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from rag.data.questions.common import content_words
 from rag.data.questions.filters import Candidate
+from rag.data.questions.leak import document_names, names_gold
 from rag.data.sentences import split_sentences
+from rag.retrievers.stopwords import ENGLISH_STOPWORDS
 from rag.types import Chunk, Document
 
 NO_TEMPLATE = "no_template"
-_DEFINITION = re.compile(
-    r"^(?P<subject>[A-Z][^,;:()\[\]]{0,80}?)\s+(?P<verb>is|was|are|were)\s+(?P<predicate>(?:a|an|the)\s+[^;]+?)\.?$")
-_PRONOUNS = frozenset("it this that these those he she they there here its his her their which who".split())
+MIN_SENTENCE_WORDS, MAX_SENTENCE_WORDS = 5, 60
+MIN_ANSWER_WORDS = 2
 MAX_SUBJECT_WORDS = 8
+_PRONOUNS = frozenset("it this that these those he she they there here its his her their which who what one "
+                      "each all some both either neither you we i".split())
 _NAME_PARTICLES = frozenset("of and de von van al la le der del da di du".split())
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
 
+#: Words that leave a question unanswerable in front of a whole corpus ("What happens if this option
+#: is omitted?", "What is the first string?"): anaphora, deixis, ordinal positions and the authors' "we".
+_ANAPHORA = frozenset("this that these those it its they them their such above below following previous same "
+                      "latter former here first second third last next we".split())
+#: Words that point elsewhere in the text ("the following function"): an answer with one is no answer.
+_DEIXIS = frozenset("this these those above below following such latter former first last next previous".split())
+#: Words too general to tell one passage from another; a slot needs two content words besides them.
+_GENERIC = frozenset("option options command commands default value values file files result results script "
+                     "example examples case cases way thing things one first second set specified given use used "
+                     "name happens work works number string listed output mode behaviour behavior".split())
+#: First words of a dependent clause or a continuation: an answer starting with one is a fragment.
+_FRAGMENT_START = frozenset("if when whenever after before although though while since because unless until once "
+                            "as so or and but nor in on at by with without for from of to into than whether "
+                            "which who whose where also otherwise however anyway then thus hence therefore instead "
+                            "note finally now still yet even default whilst".split())
+#: First words of a condition without a subject ("If enabled, ...", "When installing packages, ..."):
+#: "What happens if enabled?" cannot be asked in front of a corpus.
+_SUBJECTLESS = frozenset("true false set unset unspecified specified enabled disabled given used called run omitted "
+                         "absent present not no none zero asked combined".split())
+MIN_SLOT_WORDS = 2
+_FENCE_LINE = re.compile(r"^\s*(```|~~~)")
+_SKIPPED_BLOCK = re.compile(r"^\s*(?:#{1,6}\s|\||>|\.\. |:[\w-]+:|[-=~^*+]{3,}\s*$)")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|[a-z][.)])\s+")
+_MARKUP = re.compile(r"[<>{}|\[\]]|::|(?<!\w):[\w-]+:`|https?://|\bxml version\b")
+_INLINE = re.compile(r"`+|(?<!\w)[*_]{1,2}(?=\S)|(?<=\S)[*_]{1,2}(?!\w)")
 
-def _first_clause(text: str) -> str:
-    return re.split(r"[,;]", text, maxsplit=1)[0].strip()
+_DEFINITION = re.compile(
+    r"^(?P<subject>[A-Z][^,;:()\[\]]{0,80}?)\s+(?P<verb>is|are)\s+(?P<predicate>(?:a|an|the)\s+[^;]+?)\.$")
+_PURPOSE = re.compile(r"^To (?P<goal>[a-z][^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
+_WISH = re.compile(r"^If you (?:want|need|wish|would like) to (?P<goal>[^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
+_CONDITION = re.compile(r"^(?P<connective>If|When) (?P<condition>[^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
+_USED_FOR = re.compile(
+    r"^(?P<subject>[A-Z][^,;:()\[\]]{0,60}?)\s+(?:is|are|can be) used (?P<prep>to|for) (?P<use>[^;]{3,120}?)\.$"
+    r"|^(?P<subject2>[A-Z][^,;:()\[\]]{0,60}?)\s+(?:lets|allows|enables) you(?: to)? (?P<use2>[^;]{3,120}?)\.$")
 
 
-def _definitions(text: str) -> list[tuple[str, str, str]]:
-    """(subject, verb, predicate) of the definition sentences of ``text``."""
-    found = []
-    for sentence in split_sentences(text):
-        match = _DEFINITION.match(sentence.strip())
-        if match is None:
+class _Option(NamedTuple):
+    kind: str
+    template: str
+    question: str
+    answer: str
+    slot: str  # the part of the question the template filled in
+    sentence: str = ""  # the prose sentence it was made from
+
+
+def plain(text: str) -> str:
+    """``text`` without inline code backticks and ``*``/``_`` emphasis, white space runs made one space."""
+    return " ".join(_INLINE.sub("", text).split())
+
+
+def prose_sentences(text: str) -> list[str]:
+    """The prose sentences of ``text`` (see the module docstring), markup-free."""
+    blocks: list[list[str]] = [[]]
+    fenced = False
+    for line in text.splitlines():
+        if _FENCE_LINE.match(line):
+            fenced = not fenced
+            blocks.append([])
+        elif fenced:
             continue
-        subject = match.group("subject").strip()
-        words = subject.split()
-        if len(words) > MAX_SUBJECT_WORDS or words[0].lower() in _PRONOUNS:
+        elif not line.strip():
+            blocks.append([])
+        else:
+            blocks[-1].append(line)
+    sentences = []
+    for block in blocks:
+        if not block or _SKIPPED_BLOCK.match(block[0]) or all(line[:1].isspace() for line in block):
             continue
-        if _ARTICLE.match(subject) and len(words) > 1 and words[1][:1].islower():
-            subject = words[0].lower() + subject[len(words[0]):]
-        found.append((subject, match.group("verb"), _first_clause(match.group("predicate"))))
-    return found
+        joined = " ".join(_LIST_MARKER.sub("", line).strip() for line in block)
+        for sentence in split_sentences(joined):
+            sentence = sentence.strip()
+            words = len(sentence.split())
+            if (sentence[:1].isupper() and sentence.endswith(".") and MIN_SENTENCE_WORDS <= words <= MAX_SENTENCE_WORDS
+                    and not _MARKUP.search(sentence)):
+                sentences.append(plain(sentence))
+    return sentences
 
 
-def names_document(subject: str, title: str) -> bool:
-    """Whether ``subject`` names the document titled ``title`` (see ``known_item`` above)."""
+def _clause(text: str) -> str:
+    """``text`` up to its first comma or semicolon, without a closing period."""
+    return re.split(r"[,;]", text, maxsplit=1)[0].strip().rstrip(".").strip()
+
+
+def _lower_first(text: str) -> str:
+    """``text`` with its first word lower-cased unless it is a name (has another upper-case letter)."""
+    first, _, rest = text.partition(" ")
+    keep = any(char.isupper() for char in first[1:]) or first == "I"
+    return text if keep else (first.lower() + (" " + rest if rest else ""))
+
+
+def _subject_ok(subject: str, max_words: int) -> bool:
+    """A noun phrase: 1 to ``max_words`` words, the first an article or not a function word."""
+    words = subject.split()
+    first = words[0].lower() if words else ""
+    return (0 < len(words) <= max_words and first not in _PRONOUNS and first not in _FRAGMENT_START
+            and not any(word.lower().endswith("ly") and len(word) > 4 for word in words)  # "Backups really are"
+            and (bool(_ARTICLE.match(subject)) or first not in ENGLISH_STOPWORDS)
+            and not any(word.lower() in _FRAGMENT_START - {"of", "and", "for", "in", "on", "to", "with", "from"}
+                        for word in words[1:]))
+
+
+def specific(slot: str, minimum: int = MIN_SLOT_WORDS) -> bool:
+    """Whether the part of a question that a template filled in can stand in front of a whole corpus:
+    no anaphora (``_ANAPHORA``) and at least ``minimum`` content words that are not generic
+    (``_GENERIC``): :data:`MIN_SLOT_WORDS`, one for the term a definition asks about."""
+    words = re.findall(r"\w+", slot.casefold())
+    return (not any(word in _ANAPHORA for word in words)
+            and len(content_words(slot) - _GENERIC) >= minimum)
+
+
+def complete_answer(answer: str, kind: str) -> bool:
+    """Whether ``answer`` is a whole phrase: it does not start like a dependent clause or a
+    continuation (``_FRAGMENT_START``), its brackets and quotes are balanced, and it has at least
+    :data:`MIN_ANSWER_WORDS` words (a name, for ``known_item`` and ``used_for``, may have one)."""
+    words = answer.split()
+    if not words or words[0].lower().strip("\"'“(") in _FRAGMENT_START or _DEIXIS & set(re.findall(r"\w+", answer.casefold())):
+        return False
+    if answer.count("(") != answer.count(")") or answer.count('"') % 2 or answer.count("“") != answer.count("”"):
+        return False
+    if not content_words(answer) - _GENERIC:
+        return False
+    return len(words) >= MIN_ANSWER_WORDS or kind in ("known_item", "used_for")
+
+
+def proper_name(subject: str) -> bool:
+    """Whether ``subject`` (without a leading article) is a proper name: every word capitalized but
+    the particles of/and/de/von/van/al/...."""
     bare = _ARTICLE.sub("", subject).strip()
-    if bare.casefold() == title.casefold():
-        return True
-    proper = all(word[:1].isupper() or word.lower() in _NAME_PARTICLES for word in bare.split())
-    return proper and bool(content_words(bare) & content_words(title))
+    return bool(bare) and all(word[:1].isupper() or word.lower() in _NAME_PARTICLES for word in bare.split())
+
+
+def _sentence_options(sentence: str) -> list[_Option]:
+    options = []
+    if match := _DEFINITION.match(sentence):
+        subject, predicate = match.group("subject").strip(), _clause(match.group("predicate"))
+        if _subject_ok(subject, MAX_SUBJECT_WORDS):
+            question_subject = _lower_first(subject) if _ARTICLE.match(subject) else subject
+            options.append(_Option("definition", "What {verb} {subject}?",
+                                   f"What {match.group('verb')} {question_subject}?", predicate, subject))
+            if proper_name(subject):
+                phrase = _ARTICLE.sub("", predicate)
+                options.append(_Option("known_item", "What is the name of the {predicate}?",
+                                       f"What is the name of the {phrase}?", subject, phrase))
+    for kind, pattern in (("purpose", _PURPOSE), ("wish", _WISH)):
+        if (match := pattern.match(sentence)) and match.group("goal").split()[0].lower() not in ENGLISH_STOPWORDS:
+            goal = match.group("goal")
+            options.append(_Option(kind, "How do you {goal}?", f"How do you {goal}?", _clause(match.group("rest")), goal))
+    if not _WISH.match(sentence) and (match := _CONDITION.match(sentence)):
+        condition, connective = match.group("condition"), match.group("connective").lower()
+        first = condition.split()[0].lower()
+        if first not in _SUBJECTLESS and not first.endswith(("ing", "ed")) and len(condition.split()) >= 3:
+            options.append(_Option("condition", "What happens {if|when} {condition}?",
+                                   f"What happens {connective} {condition}?",
+                                   _clause(match.group("rest")).removeprefix("then "), condition))
+    if match := _USED_FOR.match(sentence):
+        subject = (match.group("subject") or match.group("subject2")).strip()
+        use = _clause(match.group("use") or match.group("use2"))
+        verb = f"is used {match.group('prep')}" if match.group("use") else "lets you"
+        if _subject_ok(subject, 6):
+            options.append(_Option("used_for", "What {verb} {use}?", f"What {verb} {use}?", subject, use))
+    return options
+
+
+def _usable_options(chunk: Chunk, names: frozenset[str]) -> list[_Option]:
+    """The options of ``chunk`` that do not name its document, with a specific slot and a complete answer."""
+    options = [option._replace(sentence=sentence) for sentence in prose_sentences(chunk.text)
+               for option in _sentence_options(sentence)]
+    return [option for option in options
+            if not names_gold(option.question, names) and complete_answer(option.answer, option.kind)
+            and specific(option.slot, 1 if option.kind == "definition" else MIN_SLOT_WORDS)]
 
 
 def template_candidate(chunk: Chunk, document: Document, rng: random.Random) -> Candidate | None:
-    """One candidate for ``chunk`` (a seeded draw among the templates that apply), or None."""
-    sentences = split_sentences(chunk.text)
-    first = sentences[0] if sentences else chunk.text.strip()
-    title = document.title.strip()
-    section = str(getattr(chunk, "section", None) or "").strip()
-    options: list[tuple[str, str, str, str]] = []  # (kind, template, question, answer)
-    definitions = _definitions(chunk.text)
-    opening = _definitions(first)
-    if chunk.position == 0 and title and opening:
-        options.append(("title", "What is {title}?", f"What is {title}?", opening[0][2]))
-    if section and title and section.casefold() != title.casefold():
-        template = "What does {title} say about {section}?"
-        options.append(("section", template, template.format(title=title, section=section), _first_clause(first)))
-    for subject, verb, predicate in definitions:
-        options.append(("definition", "What {verb} {subject}?", f"What {verb} {subject}?", predicate))
-        if title and names_document(subject, title):
-            predicate_phrase = _ARTICLE.sub("", predicate)
-            options.append(("known_item", "What is the name of the {predicate}?",
-                            f"What is the name of the {predicate_phrase}?", subject))
+    """One candidate for ``chunk`` (a seeded draw among the templates that apply, each with a
+    :func:`specific` slot and a :func:`complete_answer`), or None."""
+    names = document_names(document.url, document.title)
+    options = _usable_options(chunk, names)
     if not options:
         return None
-    kind, template, question, answer = rng.choice(options)
-    return Candidate(question, answer, chunk.chunk_id, chunk.url, chunk.text, kind,
-                     {"template": template, **({"section": section} if section else {})})
+    option = rng.choice(options)
+    section = str(getattr(chunk, "section", None) or "").strip()
+    return Candidate(option.question, option.answer, chunk.chunk_id, chunk.url, chunk.text, option.kind,
+                     {"template": option.template, **({"section": section} if section else {})},
+                     gold_names=names)
+
+
+def corpus_examples(chunks: Sequence[Chunk], documents: Mapping[str, Document], k: int,
+                    max_answer_words: int = 6) -> list[tuple[str, str, str]]:
+    """Up to ``k`` worked examples ``(sentence, answer, question)`` from the first chunks of ``chunks``
+    (in their order) that a template applies to, one per document, each answer at most
+    ``max_answer_words`` words: the LLM's few-shot turns (:mod:`rag.data.questions.llm`)."""
+    examples: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for chunk in chunks:
+        if len(examples) >= k:
+            break
+        if chunk.doc_id in seen:
+            continue
+        document = documents[chunk.doc_id]
+        short = [o for o in _usable_options(chunk, document_names(document.url, document.title))
+                 if len(o.answer.split()) <= max_answer_words]
+        if short:
+            examples.append((short[0].sentence, short[0].answer, short[0].question))
+            seen.add(chunk.doc_id)
+    return examples
 
 
 def template_candidates(
