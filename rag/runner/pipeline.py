@@ -269,7 +269,8 @@ def _run_stages(
         write_csv(curve_table, run_dir.path / "curves.csv")
         answers = AnswerFailures.of(per_query)
         primary = comparison.recommendation.primary if comparison.recommendation else None
-        figures = {name: QuestionFigures.of(len(qs), dataset.question_provenance.get(name))
+        set_leaks = manifest.data["data"]["question_sets"]  # measured once, by data_summary
+        figures = {name: QuestionFigures.of(len(qs), dataset.question_provenance.get(name), set_leaks[name]["leak"])
                    for name, qs in question_sets.items()}
         warnings = [redactor.text(line) for line in headline(answers, cannot_judge(comparison.table, primary, figures))]
         set_figures = figure_lines(comparison.table, primary, figures)
