@@ -1,6 +1,6 @@
 """``rag-bench questions``: a question set made from a configured corpus, or a reviewed one applied.
 
-    rag-bench questions --config C --out FILE [--n N] [--generator llm|template] [--seed S] [--set K=V]
+    rag-bench questions --config C --out FILE [--n N] [--generator template|llm] [--seed S] [--set K=V]
     rag-bench questions --apply-review FILE.review.csv --out FILE
 
 The first writes FILE (our question JSONL), its provenance (``FILE-stem.provenance.json``) and the
@@ -31,8 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, help="YAML run configuration (its dataset, chunking and generator)")
     parser.add_argument("--out", type=Path, required=True, help="question file to write (JSONL)")
     parser.add_argument("--n", type=int, default=50, help="questions wanted (default 50)")
-    parser.add_argument("--generator", choices=("llm", "template"), default="llm",
-                        help="llm: the configured LLM (default: the local SmolLM2); template: no LLM")
+    parser.add_argument("--generator", choices=("llm", "template"), default="template",
+                        help="template: offline, no LLM (the default); llm: the configured LLM (point it at a "
+                             "capable endpoint: the local SmolLM2 keeps few questions, docs/data.md)")
     parser.add_argument("--seed", type=int, help="sampling seed (default: the config's seed)")
     parser.add_argument("--apply-review", type=Path, metavar="CSV",
                         help="write the accepted rows of a reviewed .review.csv as --out instead")

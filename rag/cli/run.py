@@ -31,9 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="with --docs: a question file (our JSONL); default: questions made from the documents")
     documents.add_argument("--n-questions", type=int, default=50, metavar="N",
                            help="with --docs and no --questions: how many questions to make (default 50)")
-    documents.add_argument("--question-generator", choices=("llm", "template"), default="llm",
-                           help="with --docs and no --questions: llm (the config's LLM, default the local SmolLM2) "
-                                "or template (offline, no LLM)")
+    documents.add_argument("--question-generator", choices=("llm", "template"), default="template",
+                           help="with --docs and no --questions: template (offline, no LLM; the default) or llm "
+                                "(the config's LLM: point it at a capable endpoint, docs/data.md)")
     parser.add_argument("--output-dir", type=Path, help="run directory (default: <output_dir>/<name>/<timestamp>)")
     add_selection_options(parser)
     parser.add_argument("--no-generation", action="store_true", help="skip answer generation")
