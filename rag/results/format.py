@@ -20,7 +20,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from rag.results.comparison import POOLED, Comparison, headline_metrics
-from rag.results.recommendation import NO_WINNER, WINNER, Recommendation, SetRecommendation
+from rag.results.recommendation import CANNOT_JUDGE, NO_WINNER, WINNER, Recommendation, SetRecommendation
 
 SUPERSCRIPTS = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"))
 MISSING = "–"
@@ -110,7 +110,16 @@ def _ms(value: float) -> str:
 
 def overall_line(r: Recommendation) -> str:
     """The overall recommendation in one sentence (the rule: :mod:`rag.results.recommendation`)."""
-    n, m = len(r.sets), r.method
+    n, m = len(r.judged_sets), r.method
+    if r.outcome == CANNOT_JUDGE:
+        return (f"No recommendation on {r.primary}: the questions of no set can separate the methods (the warnings "
+                "above say why); the per-set lines below are for reading, not for choosing.")
+    left_out = (f" Left out: {', '.join(r.unjudged)} ({'its' if len(r.unjudged) == 1 else 'their'} questions "
+                "cannot judge).") if r.unjudged else ""
+    return _overall(r, n, m) + left_out
+
+
+def _overall(r: Recommendation, n: int, m: str | None) -> str:
     if r.outcome == WINNER:
         cheapest = min(r.ms_per_query, key=lambda k: (math.inf if math.isnan(r.ms_per_query[k]) else r.ms_per_query[k]))
         cost = f"{_ms(r.ms_per_query[m])} per question" + (
@@ -157,7 +166,8 @@ def recommendation_lines(comparison: Comparison, width: int = TERMINAL_WIDTH) ->
         match = verdicts[(verdicts["question_set"] == s.question_set) & (verdicts["metric"] == r.primary)] \
             if not verdicts.empty else verdicts
         verdict = match.iloc[0] if len(match) else None
-        lines += textwrap.wrap(set_line(s, verdict, corrected), width=width, initial_indent="  ",
+        unjudged = " - its questions cannot judge (warning above); not counted" if s.question_set in r.unjudged else ""
+        lines += textwrap.wrap(set_line(s, verdict, corrected) + unjudged, width=width, initial_indent="  ",
                                subsequent_indent="    ")
     return lines
 

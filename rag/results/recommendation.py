@@ -18,18 +18,22 @@ than the best). Among the eligible, the recommended one wins the most sets outri
 best mean in the most sets, then is the cheapest. Outcomes: ``winner`` when it wins at least one
 set; ``no winner`` when no eligible method wins any set (the cheapest eligible one is named);
 ``per set`` when no method is eligible (each set's own recommendation stands).
+
+Sets whose questions cannot judge (``unjudged``: every method at the ceiling, too few questions, leak
+or lexical bias above the limits of :mod:`rag.results.headline`) keep their own line but are left out
+of the overall rule; when every set is unjudged the outcome is ``cannot judge`` and no method is named.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pandas as pd
 
-WINNER, NO_WINNER, PER_SET = "winner", "no winner", "per set"
+WINNER, NO_WINNER, PER_SET, CANNOT_JUDGE = "winner", "no winner", "per set", "cannot judge"
 BETTER, TIED, UNDERPOWERED = "better", "tied", "underpowered"
 
 
@@ -72,6 +76,12 @@ class Recommendation:
     best_in: dict[str, int] = field(default_factory=dict)  # sets with the highest mean
     eligible: list[str] = field(default_factory=list)  # in the top group of every set
     ms_per_query: dict[str, float] = field(default_factory=dict)  # mean over sets
+    unjudged: list[str] = field(default_factory=list)  # sets left out of the overall rule
+
+    @property
+    def judged_sets(self) -> list[SetRecommendation]:
+        """The sets the overall rule reads."""
+        return [s for s in self.sets if s.question_set not in self.unjudged]
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-safe (NaN and inf -> None): the recommendation and every input of the rule."""
@@ -139,14 +149,19 @@ def _cost(ms: float) -> float:
     return math.inf if math.isnan(ms) else ms
 
 
-def recommend(table: pd.DataFrame, pairwise: pd.DataFrame, primary: str, alpha: float) -> Recommendation | None:
+def recommend(table: pd.DataFrame, pairwise: pd.DataFrame, primary: str, alpha: float,
+              unjudged: Collection[str] = ()) -> Recommendation | None:
     """The recommendation per set and overall by the rule in this module's docstring (None when no set
-    has two methods with a defined ``primary``)."""
+    has two methods with a defined ``primary``); ``unjudged`` sets are left out of the overall rule."""
     if pairwise.empty or primary not in table:
         return None
-    sets = [r for s in dict.fromkeys(table["question_set"]) if (r := recommend_set(table, pairwise, s, primary))]
-    if not sets:
+    all_sets = [r for s in dict.fromkeys(table["question_set"]) if (r := recommend_set(table, pairwise, s, primary))]
+    if not all_sets:
         return None
+    left_out = [r.question_set for r in all_sets if r.question_set in unjudged]
+    sets = [r for r in all_sets if r.question_set not in left_out]
+    if not sets:
+        return Recommendation(primary, alpha, CANNOT_JUDGE, None, all_sets, unjudged=left_out)
     candidates = list(dict.fromkeys(m for r in sets for m in [r.best, *(v.method for v in r.versus)]))
     wins = {m: sum(r.outcome == WINNER and r.method == m for r in sets) for m in candidates}
     best_in = {m: sum(r.best == m for r in sets) for m in candidates}
@@ -162,7 +177,7 @@ def recommend(table: pd.DataFrame, pairwise: pd.DataFrame, primary: str, alpha: 
             outcome = NO_WINNER
         else:
             outcome = WINNER
-    return Recommendation(primary, alpha, outcome, method, sets, wins, best_in, eligible, ms)
+    return Recommendation(primary, alpha, outcome, method, all_sets, wins, best_in, eligible, ms, left_out)
 
 
 def default_primary(metrics: Sequence[str], top_k: int | None = None) -> str | None:

@@ -41,7 +41,7 @@ from rag.runner.rundir import RunDirectory, open_run_directory, resumable
 from rag.results import schema
 from rag.results.comparison import Comparison, StatisticsSettings, compare
 from rag.results.csv_files import write_csv
-from rag.results.recommendation import default_primary
+from rag.results.recommendation import default_primary, recommend
 from rag.results.curves import curves
 from rag.results.format import legend
 from rag.results.headline import AnswerFailures, QuestionFigures, cannot_judge, figure_lines, headline
@@ -260,6 +260,16 @@ def _run_stages(
 
     with timer.stage("report"):
         level = "+".join(config.evaluation.levels)
+        answers = AnswerFailures.of(per_query)
+        primary = comparison.recommendation.primary if comparison.recommendation else None
+        set_leaks = manifest.data["data"]["question_sets"]  # measured once, by data_summary
+        figures = {name: QuestionFigures.of(len(qs), dataset.question_provenance.get(name), set_leaks[name]["leak"])
+                   for name, qs in question_sets.items()}
+        unjudged = cannot_judge(comparison.table, primary, figures)
+        if unjudged and primary is not None:  # the overall rule reads only the sets that can judge
+            comparison.recommendation = recommend(comparison.table, comparison.pairwise, primary, settings.alpha, unjudged)
+        warnings = [redactor.text(line) for line in headline(answers, unjudged)]
+        set_figures = figure_lines(comparison.table, primary, figures)
         evaluated = {method: rankings[method] for method in methods}
         write_comparison(comparison, run_dir.path, config.evaluation.convention, level)
         write_csv(per_query, run_dir.path / "per_query.csv")
@@ -267,13 +277,6 @@ def _run_stages(
                          scorer.cutoffs())
         curve_table = curves(question_sets, evaluated, scorer.chunk_url, config.depth)
         write_csv(curve_table, run_dir.path / "curves.csv")
-        answers = AnswerFailures.of(per_query)
-        primary = comparison.recommendation.primary if comparison.recommendation else None
-        set_leaks = manifest.data["data"]["question_sets"]  # measured once, by data_summary
-        figures = {name: QuestionFigures.of(len(qs), dataset.question_provenance.get(name), set_leaks[name]["leak"])
-                   for name, qs in question_sets.items()}
-        warnings = [redactor.text(line) for line in headline(answers, cannot_judge(comparison.table, primary, figures))]
-        set_figures = figure_lines(comparison.table, primary, figures)
         facts = [
             f"config {config.name}, seed {config.seed}, top_k {config.top_k}, depth {config.depth}"
             + (f" (configured {configured_depth})" if configured_depth != config.depth else "") + ", "

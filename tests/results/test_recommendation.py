@@ -198,3 +198,28 @@ def test_terminal_summary_puts_verdicts_behind_verbose(tmp_path) -> None:
     assert "convex best on ndcg@10" not in short and "--verbose" in short
     assert "convex best on ndcg@10 (0.500): +0.100" in verbose
     assert "paired paired" not in verbose and "paired sign-flip randomization test, Holm-adjusted" in verbose
+
+
+def test_a_set_that_cannot_judge_is_left_out_of_the_overall_rule() -> None:
+    """The wiki case of issue 27: a lexically biased set where bm25 wins outright, a third-party set where
+    convex does. Left out, the biased set no longer decides; every set left out names no method."""
+    from rag.results.recommendation import CANNOT_JUDGE, recommend
+
+    n = 30
+    biased = {"dense": ramp(n), "bm25": ramp(n, 0.2), "convex": ramp(n, 0.1)}
+    third_party = {"dense": ramp(n), "bm25": ramp(n, -0.1), "convex": ramp(n, 0.1)}
+    comparison = compare(frame({"template": biased, "given": third_party}), ["ndcg@10"], SETTINGS)
+    both = comparison.recommendation
+    assert both.outcome == "per set" and both.method is None  # bm25 wins one set, convex the other
+    judged = recommend(comparison.table, comparison.pairwise, "ndcg@10", 0.05, unjudged=["template"])
+    assert (judged.outcome, judged.method, judged.unjudged) == (WINNER, "convex", ["template"])
+    assert [s.question_set for s in judged.sets] == ["template", "given"]  # its own line stays
+    assert judged.wins == {"dense": 0, "bm25": 0, "convex": 1}
+    comparison.recommendation = judged
+    text = " ".join(recommendation_lines(comparison, width=10_000))
+    assert "Use convex: best on ndcg@10 in 1 of 1 sets" in text and "Left out: template (its questions cannot judge)" in text
+    assert "template (30 q): use bm25" in text and "its questions cannot judge (warning above); not counted" in text
+    none = recommend(comparison.table, comparison.pairwise, "ndcg@10", 0.05, unjudged=["template", "given"])
+    assert (none.outcome, none.method) == (CANNOT_JUDGE, None)
+    comparison.recommendation = none
+    assert "No recommendation on ndcg@10" in " ".join(recommendation_lines(comparison, width=10_000))
