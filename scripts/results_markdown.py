@@ -2,7 +2,7 @@
 statement in them is a run's own verdict, not prose.
 
 Usage: ``python scripts/results_markdown.py RUN_DIR [--metrics mrr@10,recall@10,ndcg@10,complete@10,f1]``.
-Prints Markdown: the recommendation (overall and per question set, the rule's own sentences), each
+Prints Markdown: the run's headline warnings (manifest.json), the recommendation (overall and per question set, the rule's own sentences), each
 method's answer lift over closed_book (pooled over the answered sets, with CIs), per question set
 the methods with the chosen metrics (mean [95% CI] and the superscript letters of the methods each
 beats), then the verdict lines.
@@ -30,6 +30,9 @@ def main() -> None:
     table = pd.DataFrame(data["rows"])
     metrics = [m for m in args.metrics.split(",") if m in table and table[m].notna().any()]
     letters = data["letters"]
+    manifest = args.run_dir / "manifest.json"
+    for line in json.loads(manifest.read_text(encoding="utf-8")).get("headline", []) if manifest.exists() else []:
+        print(f"> {line}\n")
     print_recommendation(data)
     print_lifts(data)
     print("| question set | method | " + " | ".join(metrics) + " |")
@@ -64,7 +67,8 @@ def print_recommendation(data: dict) -> None:
           f"{recommendation.alpha}; the rule: docs/evaluation.md, \"Recommendation\"): "
           f"{overall_line(recommendation)}\n")
     for s in recommendation.sets:
-        print(f"- {set_line(s, _nan(verdicts.get((s.question_set, recommendation.primary))), corrected)}")
+        unjudged = " (its questions cannot judge: not counted)" if s.question_set in recommendation.unjudged else ""
+        print(f"- {set_line(s, _nan(verdicts.get((s.question_set, recommendation.primary))), corrected)}{unjudged}")
     print()
 
 
