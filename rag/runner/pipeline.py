@@ -283,7 +283,7 @@ def _run_stages(
             f"{len(dataset.documents)} documents, {len(chunks)} chunks",
             "questions: " + ", ".join(f"{name} {len(qs)}" for name, qs in question_sets.items()),
             *(provenance_fact(name, made) for name, made in dataset.question_provenance.items() if name in question_sets),
-            leak_fact({name: leak(qs, dataset.documents) for name, qs in question_sets.items()}),
+            leak_fact({name: entry["leak"] for name, entry in set_leaks.items()}),
             *([validity_fact(agreements)] if agreements else []),
             *([f"files: {dataset.files_read} read, {dataset.files_skipped} skipped, {len(chunks)} chunks"]
               if dataset.files_read is not None else []),

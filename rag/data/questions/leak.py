@@ -102,7 +102,7 @@ def leak_share(questions: Sequence[Question], documents: Iterable[Document] | Ma
     return leak(questions, documents).share
 
 
-def leak_fact(leaks: Mapping[str, Leak]) -> str:
-    """One line for the report's run facts: each set's leak, ``set 73% (435 of 600)``."""
+def leak_fact(leaks: Mapping[str, Mapping[str, float | int]]) -> str:
+    """One line for the report's run facts from each set's :meth:`Leak.summary`, ``set 73% (435 of 600)``."""
     return "leak (questions naming their gold document's title, file or page name): " + ", ".join(
-        f"{name} {figure.share:.0%} ({figure.leaked} of {figure.questions})" for name, figure in leaks.items())
+        f"{name} {figure['share']:.0%} ({figure['leaked']} of {figure['questions']})" for name, figure in leaks.items())
