@@ -15,7 +15,7 @@ from rag.config import load_config
 from rag.data import load_dataset
 from rag.data.questions.make import chunk_order, make_questions
 from rag.data.questions.specificity import FolderTerms
-from rag.data.questions.templates import corpus_examples, prose_sentences, template_candidate
+from rag.data.questions.templates import complete_answer, corpus_examples, prose_sentences, template_candidate
 from rag.types import Chunk, Document
 
 from .conftest import SMOKE_CONFIG
@@ -87,9 +87,11 @@ SUBMODULES = "If --recurse-submodules is given on the command line, submodule co
 
 
 def test_a_question_whose_words_many_documents_hold_is_not_made():
-    # the condition holds on many pages of a manual: in a folder of 40 pages that pass the option,
-    # no page answers it alone; in a folder where only this page has it, it is asked
-    pages = [_chunk(f"page{i}", 0, f"Pass --recurse-submodules on the command line to update submodules of page {i}.") for i in range(40)]
+    # the condition holds on many pages of a manual: in a folder of 40 pages, 20 that take the option and
+    # 20 that speak of the command line (so no other chunk holds all its words), no word of it is
+    # distinctive; in a folder where only this page has them, it is asked
+    pages = [_chunk(f"page{i}", 0, f"Pass --recurse-submodules to update submodules of page {i}.") for i in range(20)]
+    pages += [_chunk(f"line{i}", 0, f"Type it on the command line of shell {i}.") for i in range(20)]
     assert _options(SUBMODULES, folder=pages) == {}
     assert _options(SUBMODULES, folder=[_chunk("other", 0, "Nothing about the matter here.")])["condition"] == (
         "What happens if --recurse-submodules is given on the command line?",
@@ -120,6 +122,42 @@ def test_a_sentence_with_a_link_target_left_in_it_makes_nothing():
 ])
 def test_degree_predicates_and_unfinished_answers_make_no_question(sentence, kind):
     assert kind not in _options(sentence)
+
+
+@pytest.mark.parametrize("sentence, kind", [
+    # answers that continue the sentence instead of completing it
+    ("If you didn't map the crater directly in the lava survey, automatically saving it in your notes.", "condition"),
+    ("The observatory community is a widely distributed, diverse, ever-changing group of scientists.", "definition"),
+    ("If someone else has updated the crater map more recently, git push, like cvs commit, will complain.",
+     "condition"),
+    ("To keep the lava model simple, the survey will thus not map the vents.", "purpose"),
+    ("If you are on a POSIX operating system, one can be added by running touch.", "condition"),
+    ("To catch lava flow problems early, safety triggers.", "purpose"),  # no instruction
+    # questions that do not stand alone
+    ("When the command enters the interactive mode, it shows the crater files to be cleaned.", "condition"),
+    ("If a helper receives any other operation, it should silently ignore the request.", "condition"),
+    ("If Alice has made her own crater maps in the meantime, she may need to fix conflicts.", "condition"),
+    ("If you supply directories, they will be treated as Maildirs.", "condition"),  # three words
+    ("When left unconfigured by the observatory, the crater log has no size limit.", "condition"),  # no subject
+    ("If you don't want to use a custom memory allocator, set the bzalloc field to NULL.", "condition"),
+    ("If you just want a makefile for Visual C, have a look at makefile.msc.", "condition"),
+    ("Supplying --prune-tags is a shorthand for providing the tag refspec.", "definition"),  # a gerund
+    # a judgement is no definition
+    ("Interviews are a great way to have in-depth conversations with users.", "definition"),
+    ("Interviews are a great way to have in-depth conversations with users.", "known_item"),
+])
+def test_answers_that_continue_and_questions_that_need_their_passage_are_not_made(sentence, kind):
+    assert kind not in _options(sentence)
+
+
+def test_an_answer_opening_like_an_example_is_a_fragment():
+    assert not complete_answer("e.g. if you need non-secret randomness", "condition")
+    assert complete_answer("you need non-secret randomness", "condition")
+
+
+def test_a_wish_with_an_adverb_is_a_how_to_question():
+    made = _options("If you only want to remove the local checkout of a submodule, use its deinit command instead.")
+    assert made == {"wish": ("How do you remove the local checkout of a submodule?", "use its deinit command instead")}
 
 
 def test_a_template_question_never_names_its_page():

@@ -29,7 +29,8 @@ kind            sentence                                                question
                                                                         {P}?" / X
 ``purpose``     "To {V}, {Y}." (V starts with a verb: not a function     "How do you {V}?" / Y's
                 word, so not "To the extent possible, ...")             first clause
-``wish``        "If you want/need/wish/would like to {V}, {Y}."         "How do you {V}?" / Y
+``wish``        "If you (only/just) want/need/wish/would like to {V},   "How do you {V}?" / Y
+                {Y}."
 ``condition``   "If/When {C}, {Y}." (other conditions; C has a subject: "What happens if/when
                 it does not start with a participle or "true", "set",   {C}?" / Y
                 "enabled" ...)
@@ -52,9 +53,23 @@ clause is cut at its first comma or semicolon. A candidate is made only when
   preposition or conjunction ("... sorted by their", a sentence cut or garbled in conversion), and it
   has at least two words (a name, for ``known_item`` and ``used_for``, may have one). The
   ``answer_length`` filter keeps it at 12 words;
-* a definition's predicate does not open with a degree or quantity ("is a little easier", "is a
-  bit special", "is the same", "is the default": ``_DEGREE_PREDICATE``): it says how much, not what
-  ("What is Verifying signatures?" / "a little easier");
+* the answer completes its sentence (:func:`_continuation`, ``_INTERRUPTED``): it does not open
+  with a participle (the rest of a condition: "automatically saving it in ..."), "one", "e.g." or
+  "i.e.", holds no "thus"/"hence"/"therefore" (a consequence of an earlier sentence), and its
+  clause was not cut at a comma inside an aside or a list of single words ("git push, like cvs
+  commit, will complain" would give "git push", "a widely distributed, diverse, ever-changing group"
+  "a widely distributed"); a how-to answer (``purpose``, ``wish``) has at least
+  ``MIN_HOW_TO_ANSWER_WORDS`` (3) words ("safety triggers" is no instruction);
+* the question stands alone: no "the command", "the action" ... naming nothing
+  (``_UNRESOLVED_ROLE``), no "any other ..." (``_RELATIVE_OTHER``: relative to a list in the
+  passage), no "meantime", "still", "resulting", "otherwise" (``_ANAPHORA``); a condition has at
+  least ``MIN_CONDITION_WORDS`` (4) words ("if pager is unspecified" names too little) and is not
+  the reader's wish ("If you don't want to ...": ``_WISH_CONDITION``; "If you only want to ..." is a
+  ``wish``); a definition's subject is not a gerund ("What is Supplying --prune-tags?");
+* a definition's predicate does not open with a degree, a quantity or a judgement ("is a little
+  easier", "is a bit special", "is the same", "is the default", "is a great way":
+  ``_DEGREE_PREDICATE``): it says how much or how good, not what ("What is Verifying signatures?" /
+  "a little easier");
 * the sentence holds no link target (:meth:`FolderTerms.link_target`): a path whose last segment is
   a page of the folder ("... for achieving topics/repeatable-installs") is a link that conversion
   left in the text, not words a reader would ask with;
@@ -123,7 +138,7 @@ _GENERIC = frozenset("option options command commands default value values file 
 _FRAGMENT_START = frozenset("if when whenever after before although though while since because unless until once "
                             "as so or and but nor in on at by with without for from of to into than whether "
                             "which who whose where also otherwise however anyway then thus hence therefore instead "
-                            "note finally now still yet even default whilst e.g. i.e. etc.".split())
+                            "note finally now still yet even default whilst e.g. i.e. etc. one".split())
 #: First words of a condition without a subject ("If enabled, ...", "When installing packages, ..."):
 #: "What happens if enabled?" cannot be asked in front of a corpus.
 _SUBJECTLESS = frozenset("true false set unset unspecified specified enabled disabled given used called run omitted "
@@ -134,7 +149,8 @@ _SUBJECTLESS = frozenset("true false set unset unspecified specified enabled dis
 #: result from pip freeze" are not.
 _UNRESOLVED_ROLE = re.compile(
     r"\bthe\s+(?:command|option|action|operation|program|function|argument|helper|filter|tool|variable|setting|"
-    r"value|result|entry|field|method|parameter|flag|hook)s?\b(?!\s+(?:line|of|from|for|named|called)\b)(?!\s*[-`'\"(0-9])", re.IGNORECASE)
+    r"value|result|entry|field|method|parameter|flag|hook)s?\b"
+    r"(?!\s+(?:line|of|from|for|named|called)\b)(?!\s*[-`'\"(0-9])", re.IGNORECASE)
 #: "any other operation", "all other cases": relative to a list the passage gave.
 _RELATIVE_OTHER = re.compile(r"\b(?:any|all|every|no)\s+other\b", re.IGNORECASE)
 #: A clause cut at a comma inside an aside or a list of single words: "git push, like cvs commit, will
@@ -149,8 +165,8 @@ MAX_MATCHING_CHUNKS = 3
 #: prepositions, conjunctions.
 _DANGLING_END = frozenset("a an the its their his her our your my of to in on at by with without for from into "
                           "onto as than and or but nor if whether that which when while because via per".split())
-#: A predicate that opens with a degree or quantity ("is a little easier", "is a bit special") says
-#: how much, not what: it defines nothing.
+#: A predicate that opens with a degree, a quantity or a judgement ("is a little easier", "is a bit
+#: special", "is a great way to") says how much or how good, not what: it defines nothing.
 _DEGREE_PREDICATE = re.compile(r"^(?:a\s+(?:little|bit|lot|few|great deal|good deal|number of|couple of)"
                                r"|(?:a|an|the)\s+(?:great|good|nice|useful|convenient|simple|easy|better|best)\s+"
                                r"(?:way|idea|place|choice|start)"
@@ -164,7 +180,8 @@ _INLINE = re.compile(r"`+|(?<!\w)[*_]{1,2}(?=\S)|(?<=\S)[*_]{1,2}(?!\w)")
 _DEFINITION = re.compile(
     r"^(?P<subject>[A-Z][^,;:()\[\]]{0,80}?)\s+(?P<verb>is|are)\s+(?P<predicate>(?:a|an|the)\s+[^;]+?)\.$")
 _PURPOSE = re.compile(r"^To (?P<goal>[a-z][^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
-_WISH = re.compile(r"^If you (?:only |just |really |simply )?(?:want|need|wish|would like) to (?P<goal>[^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
+_WISH = re.compile(r"^If you (?:only |just |really |simply )?(?:want|need|wish|would like) to "
+                   r"(?P<goal>[^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
 _CONDITION = re.compile(r"^(?P<connective>If|When) (?P<condition>[^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
 _USED_FOR = re.compile(
     r"^(?P<subject>[A-Z][^,;:()\[\]]{0,60}?)\s+(?:is|are|can be) used (?P<prep>to|for) (?P<use>[^;]{3,120}?)\.$"
@@ -248,10 +265,13 @@ def specific(slot: str, minimum: int = MIN_SLOT_WORDS) -> bool:
 
 def complete_answer(answer: str, kind: str) -> bool:
     """Whether ``answer`` is a whole phrase: it does not start like a dependent clause or a
-    continuation (``_FRAGMENT_START``), its brackets and quotes are balanced, and it has at least
-    :data:`MIN_ANSWER_WORDS` words (a name, for ``known_item`` and ``used_for``, may have one)."""
+    continuation (``_FRAGMENT_START``, :func:`_continuation`) nor hold a word pointing elsewhere
+    (``_DEIXIS``), its brackets and quotes are balanced, it does not end in ``_DANGLING_END``, and it
+    has at least :data:`MIN_ANSWER_WORDS` words (a name, for ``known_item`` and ``used_for``, may have
+    one; an instruction, for ``purpose`` and ``wish``, :data:`MIN_HOW_TO_ANSWER_WORDS`)."""
     words = answer.split()
-    if not words or _continuation(words) or words[0].lower().strip("\"'“(") in _FRAGMENT_START | {"one"} or _DEIXIS & set(re.findall(r"\w+", answer.casefold())):
+    if (not words or _continuation(words) or words[0].lower().strip("\"'“(") in _FRAGMENT_START
+            or _DEIXIS & set(re.findall(r"\w+", answer.casefold()))):
         return False
     if answer.count("(") != answer.count(")") or answer.count('"') % 2 or answer.count("“") != answer.count("”"):
         return False
@@ -265,13 +285,10 @@ def complete_answer(answer: str, kind: str) -> bool:
 def _continuation(words: Sequence[str]) -> bool:
     """Whether an answer's words continue the sentence instead of completing it: they open with a
     participle, after an optional adverb in -ly ("automatically saving it in your CVS/Root files" is
-    the rest of a condition, not what happens), or end in an adverb and the word it modifies ("a
-    widely distributed": the noun was cut off)."""
+    the rest of a condition, not what happens)."""
     lower = [word.lower().strip("\"'“”(),") for word in words]
     verb = lower[1] if len(lower) > 1 and lower[0].endswith("ly") and len(lower[0]) > 4 else lower[0]
-    participle = verb.endswith("ing") and len(verb) > 5 and not verb.endswith("thing")
-    cut_modifier = len(lower) > 1 and lower[-2].endswith("ly") and len(lower[-2]) > 4
-    return participle or cut_modifier
+    return verb.endswith("ing") and len(verb) > 5 and not verb.endswith("thing")
 
 
 def proper_name(subject: str) -> bool:
@@ -298,8 +315,10 @@ def _sentence_options(sentence: str) -> list[_Option]:
         if ((match := pattern.match(sentence)) and match.group("goal").split()[0].lower() not in ENGLISH_STOPWORDS
                 and not _INTERRUPTED.match(match.group("rest"))):
             goal = match.group("goal")
-            options.append(_Option(kind, "How do you {goal}?", f"How do you {goal}?", _clause(match.group("rest")), goal))
-    if not _WISH.match(sentence) and (match := _CONDITION.match(sentence)) and not _INTERRUPTED.match(match.group("rest")):
+            options.append(_Option(kind, "How do you {goal}?", f"How do you {goal}?", _clause(match.group("rest")),
+                                   goal))
+    if (not _WISH.match(sentence) and (match := _CONDITION.match(sentence))
+            and not _INTERRUPTED.match(match.group("rest"))):
         condition, connective = match.group("condition"), match.group("connective").lower()
         first = condition.split()[0].lower()
         if (first not in _SUBJECTLESS and not first.endswith(("ing", "ed")) and not _WISH_CONDITION.match(condition)
