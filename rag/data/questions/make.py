@@ -39,6 +39,7 @@ from rag.data.questions.leak import leak
 from rag.data.questions.leak import document_names
 from rag.data.questions.llm import N_EXAMPLES, Example, SynthesisPrompts, llm_candidates, prompt_hash, synthesis_config
 from rag.data.questions.provenance import PROVENANCE_SUFFIX, read_provenance, sibling
+from rag.data.questions.specificity import FolderTerms
 from rag.data.questions.templates import corpus_examples, template_candidates
 from rag.data.records import ProblemLog, question_record, read_questions_jsonl, write_jsonl
 from rag.errors import BenchError
@@ -56,7 +57,7 @@ log = logging.getLogger(__name__)
 GeneratorKind = Literal["llm", "template"]
 GENERATOR_KINDS = ("llm", "template")
 OVERSAMPLE = 4
-CACHE_VERSION = 4  # bumped whenever a change of this package changes what a key makes
+CACHE_VERSION = 5  # bumped whenever a change of this package changes what a key makes
 GeneratorFactory = Callable[..., Any]
 
 
@@ -135,12 +136,13 @@ def make_questions(
     budget = min(len(order), OVERSAMPLE * n) if generator_config is not None else len(order)
     rng = seeded_rng(seed, "templates")
     bar = progress_bar(total=budget, desc=f"questions ({generator})", unit="chunk", enabled=progress)
-    examples = ([Example(*example) for example in corpus_examples(order[budget:] or order, documents, N_EXAMPLES)]
+    terms = FolderTerms.from_chunks(chunks, dataset.documents)
+    examples = ([Example(*example) for example in corpus_examples(order[budget:] or order, documents, N_EXAMPLES, terms)]
                 if generator_config is not None else [])
     selection = _Selection(n, [example.question for example in examples])
     try:
         if generator_config is None:
-            selection.run(order[:budget], lambda batch: _ticking(template_candidates(batch, documents, rng), bar))
+            selection.run(order[:budget], lambda batch: _ticking(template_candidates(batch, documents, rng, terms), bar))
         else:
             names = {d.doc_id: document_names(d.url, d.title) for d in dataset.documents}
             with generator_factory(generator_config, config.cache_dir / "generation",

@@ -29,7 +29,8 @@ kind            sentence                                                question
                                                                         {P}?" / X
 ``purpose``     "To {V}, {Y}." (V starts with a verb: not a function     "How do you {V}?" / Y's
                 word, so not "To the extent possible, ...")             first clause
-``wish``        "If you want/need/wish/would like to {V}, {Y}."         "How do you {V}?" / Y
+``wish``        "If you (only/just) want/need/wish/would like to {V},   "How do you {V}?" / Y
+                {Y}."
 ``condition``   "If/When {C}, {Y}." (other conditions; C has a subject: "What happens if/when
                 it does not start with a participle or "true", "set",   {C}?" / Y
                 "enabled" ...)
@@ -48,8 +49,38 @@ clause is cut at its first comma or semicolon. A candidate is made only when
 * the answer is a whole phrase (:func:`complete_answer`): it does not start like a dependent clause
   or a continuation ("if", "when", "or", "which", "then" ...) and points nowhere else ("the
   following function", "these"), its brackets and quotes are balanced,
-  it holds a content word that is not generic, and it has at least two words (a name, for
-  ``known_item`` and ``used_for``, may have one). The ``answer_length`` filter keeps it at 12 words.
+  it holds a content word that is not generic, it does not end in an article, possessive,
+  preposition or conjunction ("... sorted by their", a sentence cut or garbled in conversion), and it
+  has at least two words (a name, for ``known_item`` and ``used_for``, may have one). The
+  ``answer_length`` filter keeps it at 12 words;
+* the answer completes its sentence (:func:`_continuation`, ``_INTERRUPTED``): it does not open
+  with a participle (the rest of a condition: "automatically saving it in ..."), "one", "e.g." or
+  "i.e.", holds no "thus"/"hence"/"therefore" (a consequence of an earlier sentence), and its
+  clause was not cut at a comma inside an aside or a list of single words ("git push, like cvs
+  commit, will complain" would give "git push", "a widely distributed, diverse, ever-changing group"
+  "a widely distributed"); a how-to answer (``purpose``, ``wish``) has at least
+  ``MIN_HOW_TO_ANSWER_WORDS`` (3) words ("safety triggers" is no instruction);
+* the question stands alone: no "the command", "the action" ... naming nothing
+  (``_UNRESOLVED_ROLE``), no "any other ..." (``_RELATIVE_OTHER``: relative to a list in the
+  passage), no "meantime", "still", "resulting", "otherwise" (``_ANAPHORA``); a condition has at
+  least ``MIN_CONDITION_WORDS`` (4) words ("if pager is unspecified" names too little) and is not
+  the reader's wish ("If you don't want to ...": ``_WISH_CONDITION``; "If you only want to ..." is a
+  ``wish``); a definition's subject is not a gerund ("What is Supplying --prune-tags?");
+* a definition's predicate does not open with a degree, a quantity or a judgement ("is a little
+  easier", "is a bit special", "is the same", "is the default", "is a great way":
+  ``_DEGREE_PREDICATE``): it says how much or how good, not what ("What is Verifying signatures?" /
+  "a little easier");
+* the sentence holds no link target (:meth:`FolderTerms.link_target`): a path whose last segment is
+  a page of the folder ("... for achieving topics/repeatable-installs") is a link that conversion
+  left in the text, not words a reader would ask with;
+* the question is specific in its folder (:func:`specific_in_folder`, over the
+  :class:`~rag.data.questions.specificity.FolderTerms` of every chunk given to the generator): its
+  content words that are not generic hold a *distinctive* word (in at most 5 % of the folder's
+  documents, at least 2) and at most ``MAX_MATCHING_CHUNKS`` (3) chunks hold them all. A condition
+  that holds on many pages of a manual ("What happens if --recurse-submodules is specified?", "What
+  happens if multiple patterns are given?") or a term every page of a library manual uses ("What is
+  the return value?") is answered by many passages: the rubric's "so general that several documents
+  answer it". Fewer chunks make a question; the templates may try every chunk.
 
 Measured and left out (docs/data.md, "Questions from your corpus"): "What does {title} say about
 {section}?" (it names the gold page by construction), "What is {title}?" (the same), link-anchor
@@ -71,6 +102,7 @@ from typing import NamedTuple
 from rag.data.questions.common import content_words
 from rag.data.questions.filters import Candidate
 from rag.data.questions.leak import document_names, names_gold
+from rag.data.questions.specificity import FolderTerms
 from rag.data.sentences import split_sentences
 from rag.retrievers.stopwords import ENGLISH_STOPWORDS
 from rag.types import Chunk, Document
@@ -78,6 +110,12 @@ from rag.types import Chunk, Document
 NO_TEMPLATE = "no_template"
 MIN_SENTENCE_WORDS, MAX_SENTENCE_WORDS = 5, 60
 MIN_ANSWER_WORDS = 2
+#: An instruction ("How do you ...?") names an action and what it acts on.
+MIN_HOW_TO_ANSWER_WORDS = 3
+#: A condition of fewer words ("pager is unspecified", "you supply directories") names too little.
+MIN_CONDITION_WORDS = 4
+#: A condition about the reader's wishes ("If you don't want to ...") is a how-to, not an event.
+_WISH_CONDITION = re.compile(r"^you (?:\S+ )?(?:want|need|wish|would like)\b", re.IGNORECASE)
 MAX_SUBJECT_WORDS = 8
 _PRONOUNS = frozenset("it this that these those he she they there here its his her their which who what one "
                       "each all some both either neither you we i".split())
@@ -87,9 +125,11 @@ _ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
 #: Words that leave a question unanswerable in front of a whole corpus ("What happens if this option
 #: is omitted?", "What is the first string?"): anaphora, deixis, ordinal positions and the authors' "we".
 _ANAPHORA = frozenset("this that these those it its they them their such above below following previous same "
+                      "meantime still resulting otherwise "
                       "latter former here first second third last next we".split())
 #: Words that point elsewhere in the text ("the following function"): an answer with one is no answer.
-_DEIXIS = frozenset("this these those above below following such latter former first last next previous".split())
+_DEIXIS = frozenset("this these those above below following such latter former first last next previous "
+                    "thus hence therefore".split())
 #: Words too general to tell one passage from another; a slot needs two content words besides them.
 _GENERIC = frozenset("option options command commands default value values file files result results script "
                      "example examples case cases way thing things one first second set specified given use used "
@@ -98,12 +138,39 @@ _GENERIC = frozenset("option options command commands default value values file 
 _FRAGMENT_START = frozenset("if when whenever after before although though while since because unless until once "
                             "as so or and but nor in on at by with without for from of to into than whether "
                             "which who whose where also otherwise however anyway then thus hence therefore instead "
-                            "note finally now still yet even default whilst".split())
+                            "note finally now still yet even default whilst e.g. i.e. etc. one".split())
 #: First words of a condition without a subject ("If enabled, ...", "When installing packages, ..."):
 #: "What happens if enabled?" cannot be asked in front of a corpus.
 _SUBJECTLESS = frozenset("true false set unset unspecified specified enabled disabled given used called run omitted "
-                         "absent present not no none zero asked combined".split())
+                         "absent present not no none zero asked combined left built found made kept written taken "
+                         "seen shown done put known held sent read".split())
+#: "the command", "the action" with nothing naming which: unresolved without the passage ("What happens
+#: when the command enters the interactive mode?"); "the --aggressive option", "the command line", "the
+#: result from pip freeze" are not.
+_UNRESOLVED_ROLE = re.compile(
+    r"\bthe\s+(?:command|option|action|operation|program|function|argument|helper|filter|tool|variable|setting|"
+    r"value|result|entry|field|method|parameter|flag|hook)s?\b"
+    r"(?!\s+(?:line|of|from|for|named|called)\b)(?!\s*[-`'\"(0-9])", re.IGNORECASE)
+#: "any other operation", "all other cases": relative to a list the passage gave.
+_RELATIVE_OTHER = re.compile(r"\b(?:any|all|every|no)\s+other\b", re.IGNORECASE)
+#: A clause cut at a comma inside an aside or a list of single words: "git push, like cvs commit, will
+#: complain" (the subject without its verb), "a widely distributed, diverse, ever-changing group" (the
+#: modifiers without their noun).
+_INTERRUPTED = re.compile(r"^[^,;]*,\s*(?:like|unlike|such as|e\.g\.|i\.e\.|for example|for instance|including)\b"
+                          r"|^[^,;]*,\s*[\w'’-]+\s*,", re.IGNORECASE)
 MIN_SLOT_WORDS = 2
+#: The most chunks of the folder that may hold all of a question's specific words together.
+MAX_MATCHING_CHUNKS = 3
+#: Last words that leave an answer unfinished ("the default is set by the"): articles, possessives,
+#: prepositions, conjunctions.
+_DANGLING_END = frozenset("a an the its their his her our your my of to in on at by with without for from into "
+                          "onto as than and or but nor if whether that which when while because via per".split())
+#: A predicate that opens with a degree, a quantity or a judgement ("is a little easier", "is a bit
+#: special", "is a great way to") says how much or how good, not what: it defines nothing.
+_DEGREE_PREDICATE = re.compile(r"^(?:a\s+(?:little|bit|lot|few|great deal|good deal|number of|couple of)"
+                               r"|(?:a|an|the)\s+(?:great|good|nice|useful|convenient|simple|easy|better|best)\s+"
+                               r"(?:way|idea|place|choice|start)"
+                               r"|(?:a|the)\s+(?:kind of|sort of|same|case|only|default))\b", re.IGNORECASE)
 _FENCE_LINE = re.compile(r"^\s*(```|~~~)")
 _SKIPPED_BLOCK = re.compile(r"^\s*(?:#{1,6}\s|\||>|\.\. |:[\w-]+:|[-=~^*+]{3,}\s*$)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|[a-z][.)])\s+")
@@ -113,7 +180,8 @@ _INLINE = re.compile(r"`+|(?<!\w)[*_]{1,2}(?=\S)|(?<=\S)[*_]{1,2}(?!\w)")
 _DEFINITION = re.compile(
     r"^(?P<subject>[A-Z][^,;:()\[\]]{0,80}?)\s+(?P<verb>is|are)\s+(?P<predicate>(?:a|an|the)\s+[^;]+?)\.$")
 _PURPOSE = re.compile(r"^To (?P<goal>[a-z][^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
-_WISH = re.compile(r"^If you (?:want|need|wish|would like) to (?P<goal>[^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
+_WISH = re.compile(r"^If you (?:only |just |really |simply )?(?:want|need|wish|would like) to "
+                   r"(?P<goal>[^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
 _CONDITION = re.compile(r"^(?P<connective>If|When) (?P<condition>[^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
 _USED_FOR = re.compile(
     r"^(?P<subject>[A-Z][^,;:()\[\]]{0,60}?)\s+(?:is|are|can be) used (?P<prep>to|for) (?P<use>[^;]{3,120}?)\.$"
@@ -191,21 +259,36 @@ def specific(slot: str, minimum: int = MIN_SLOT_WORDS) -> bool:
     (``_GENERIC``): :data:`MIN_SLOT_WORDS`, one for the term a definition asks about."""
     words = re.findall(r"\w+", slot.casefold())
     return (not any(word in _ANAPHORA for word in words)
+            and not _UNRESOLVED_ROLE.search(slot) and not _RELATIVE_OTHER.search(slot)
             and len(content_words(slot) - _GENERIC) >= minimum)
 
 
 def complete_answer(answer: str, kind: str) -> bool:
     """Whether ``answer`` is a whole phrase: it does not start like a dependent clause or a
-    continuation (``_FRAGMENT_START``), its brackets and quotes are balanced, and it has at least
-    :data:`MIN_ANSWER_WORDS` words (a name, for ``known_item`` and ``used_for``, may have one)."""
+    continuation (``_FRAGMENT_START``, :func:`_continuation`) nor hold a word pointing elsewhere
+    (``_DEIXIS``), its brackets and quotes are balanced, it does not end in ``_DANGLING_END``, and it
+    has at least :data:`MIN_ANSWER_WORDS` words (a name, for ``known_item`` and ``used_for``, may have
+    one; an instruction, for ``purpose`` and ``wish``, :data:`MIN_HOW_TO_ANSWER_WORDS`)."""
     words = answer.split()
-    if not words or words[0].lower().strip("\"'“(") in _FRAGMENT_START or _DEIXIS & set(re.findall(r"\w+", answer.casefold())):
+    if (not words or _continuation(words) or words[0].lower().strip("\"'“(") in _FRAGMENT_START
+            or _DEIXIS & set(re.findall(r"\w+", answer.casefold()))):
         return False
     if answer.count("(") != answer.count(")") or answer.count('"') % 2 or answer.count("“") != answer.count("”"):
         return False
-    if not content_words(answer) - _GENERIC:
+    if not content_words(answer) - _GENERIC or words[-1].lower().strip("\"'”)") in _DANGLING_END:
         return False
+    if kind in ("purpose", "wish"):
+        return len(words) >= MIN_HOW_TO_ANSWER_WORDS
     return len(words) >= MIN_ANSWER_WORDS or kind in ("known_item", "used_for")
+
+
+def _continuation(words: Sequence[str]) -> bool:
+    """Whether an answer's words continue the sentence instead of completing it: they open with a
+    participle, after an optional adverb in -ly ("automatically saving it in your CVS/Root files" is
+    the rest of a condition, not what happens)."""
+    lower = [word.lower().strip("\"'“”(),") for word in words]
+    verb = lower[1] if len(lower) > 1 and lower[0].endswith("ly") and len(lower[0]) > 4 else lower[0]
+    return verb.endswith("ing") and len(verb) > 5 and not verb.endswith("thing")
 
 
 def proper_name(subject: str) -> bool:
@@ -217,9 +300,10 @@ def proper_name(subject: str) -> bool:
 
 def _sentence_options(sentence: str) -> list[_Option]:
     options = []
-    if match := _DEFINITION.match(sentence):
+    if (match := _DEFINITION.match(sentence)) and not _INTERRUPTED.match(match.group("predicate")):
         subject, predicate = match.group("subject").strip(), _clause(match.group("predicate"))
-        if _subject_ok(subject, MAX_SUBJECT_WORDS):
+        gerund = subject.split()[0].lower().endswith("ing") and not _ARTICLE.match(subject)
+        if _subject_ok(subject, MAX_SUBJECT_WORDS) and not _DEGREE_PREDICATE.match(predicate) and not gerund:
             question_subject = _lower_first(subject) if _ARTICLE.match(subject) else subject
             options.append(_Option("definition", "What {verb} {subject}?",
                                    f"What {match.group('verb')} {question_subject}?", predicate, subject))
@@ -228,17 +312,21 @@ def _sentence_options(sentence: str) -> list[_Option]:
                 options.append(_Option("known_item", "What is the name of the {predicate}?",
                                        f"What is the name of the {phrase}?", subject, phrase))
     for kind, pattern in (("purpose", _PURPOSE), ("wish", _WISH)):
-        if (match := pattern.match(sentence)) and match.group("goal").split()[0].lower() not in ENGLISH_STOPWORDS:
+        if ((match := pattern.match(sentence)) and match.group("goal").split()[0].lower() not in ENGLISH_STOPWORDS
+                and not _INTERRUPTED.match(match.group("rest"))):
             goal = match.group("goal")
-            options.append(_Option(kind, "How do you {goal}?", f"How do you {goal}?", _clause(match.group("rest")), goal))
-    if not _WISH.match(sentence) and (match := _CONDITION.match(sentence)):
+            options.append(_Option(kind, "How do you {goal}?", f"How do you {goal}?", _clause(match.group("rest")),
+                                   goal))
+    if (not _WISH.match(sentence) and (match := _CONDITION.match(sentence))
+            and not _INTERRUPTED.match(match.group("rest"))):
         condition, connective = match.group("condition"), match.group("connective").lower()
         first = condition.split()[0].lower()
-        if first not in _SUBJECTLESS and not first.endswith(("ing", "ed")) and len(condition.split()) >= 3:
+        if (first not in _SUBJECTLESS and not first.endswith(("ing", "ed")) and not _WISH_CONDITION.match(condition)
+                and len(condition.split()) >= MIN_CONDITION_WORDS):
             options.append(_Option("condition", "What happens {if|when} {condition}?",
                                    f"What happens {connective} {condition}?",
                                    _clause(match.group("rest")).removeprefix("then "), condition))
-    if match := _USED_FOR.match(sentence):
+    if (match := _USED_FOR.match(sentence)) and not _INTERRUPTED.match(match.group("use") or match.group("use2")):
         subject = (match.group("subject") or match.group("subject2")).strip()
         use = _clause(match.group("use") or match.group("use2"))
         verb = f"is used {match.group('prep')}" if match.group("use") else "lets you"
@@ -247,20 +335,30 @@ def _sentence_options(sentence: str) -> list[_Option]:
     return options
 
 
-def _usable_options(chunk: Chunk, names: frozenset[str]) -> list[_Option]:
-    """The options of ``chunk`` that do not name its document, with a specific slot and a complete answer."""
+def specific_in_folder(question: str, terms: FolderTerms) -> bool:
+    """Whether ``question`` points at few passages of its folder: its content words that are not
+    generic hold a distinctive word (:meth:`FolderTerms.distinctive`) and are held together by at
+    most :data:`MAX_MATCHING_CHUNKS` chunks (:meth:`FolderTerms.matching_chunks`)."""
+    words = content_words(question) - _GENERIC
+    return bool(terms.distinctive(words)) and terms.matching_chunks(words) <= MAX_MATCHING_CHUNKS
+
+
+def _usable_options(chunk: Chunk, names: frozenset[str], terms: FolderTerms) -> list[_Option]:
+    """The options of ``chunk`` that do not name its document, with a specific slot, a complete
+    answer, no link target in their sentence, and a question specific in the folder."""
     options = [option._replace(sentence=sentence) for sentence in prose_sentences(chunk.text)
-               for option in _sentence_options(sentence)]
+               if not terms.link_target(sentence) for option in _sentence_options(sentence)]
     return [option for option in options
             if not names_gold(option.question, names) and complete_answer(option.answer, option.kind)
-            and specific(option.slot, 1 if option.kind == "definition" else MIN_SLOT_WORDS)]
+            and specific(option.slot, 1 if option.kind == "definition" else MIN_SLOT_WORDS)
+            and specific_in_folder(option.question, terms)]
 
 
-def template_candidate(chunk: Chunk, document: Document, rng: random.Random) -> Candidate | None:
+def template_candidate(chunk: Chunk, document: Document, rng: random.Random, terms: FolderTerms) -> Candidate | None:
     """One candidate for ``chunk`` (a seeded draw among the templates that apply, each with a
-    :func:`specific` slot and a :func:`complete_answer`), or None."""
+    :func:`specific` slot, a :func:`complete_answer` and a question :func:`specific_in_folder`), or None."""
     names = document_names(document.url, document.title)
-    options = _usable_options(chunk, names)
+    options = _usable_options(chunk, names, terms)
     if not options:
         return None
     option = rng.choice(options)
@@ -270,7 +368,7 @@ def template_candidate(chunk: Chunk, document: Document, rng: random.Random) -> 
                      gold_names=names)
 
 
-def corpus_examples(chunks: Sequence[Chunk], documents: Mapping[str, Document], k: int,
+def corpus_examples(chunks: Sequence[Chunk], documents: Mapping[str, Document], k: int, terms: FolderTerms,
                     max_answer_words: int = 6) -> list[tuple[str, str, str]]:
     """Up to ``k`` worked examples ``(sentence, answer, question)`` from the first chunks of ``chunks``
     (in their order) that a template applies to, one per document, each answer at most
@@ -283,7 +381,7 @@ def corpus_examples(chunks: Sequence[Chunk], documents: Mapping[str, Document], 
         if chunk.doc_id in seen:
             continue
         document = documents[chunk.doc_id]
-        short = [o for o in _usable_options(chunk, document_names(document.url, document.title))
+        short = [o for o in _usable_options(chunk, document_names(document.url, document.title), terms)
                  if len(o.answer.split()) <= max_answer_words]
         if short:
             examples.append((short[0].sentence, short[0].answer, short[0].question))
@@ -292,7 +390,8 @@ def corpus_examples(chunks: Sequence[Chunk], documents: Mapping[str, Document], 
 
 
 def template_candidates(
-    chunks: list[Chunk], documents: Mapping[str, Document], rng: random.Random,
+    chunks: list[Chunk], documents: Mapping[str, Document], rng: random.Random, terms: FolderTerms,
 ) -> list[Candidate | str]:
-    """A candidate per chunk, or :data:`NO_TEMPLATE` where no template applies."""
-    return [template_candidate(chunk, documents[chunk.doc_id], rng) or NO_TEMPLATE for chunk in chunks]
+    """A candidate per chunk, or :data:`NO_TEMPLATE` where no template applies (``terms``: the
+    whole folder's, :class:`FolderTerms`)."""
+    return [template_candidate(chunk, documents[chunk.doc_id], rng, terms) or NO_TEMPLATE for chunk in chunks]
