@@ -160,14 +160,14 @@ def recommend(table: pd.DataFrame, pairwise: pd.DataFrame, primary: str, alpha: 
         return None
     left_out = [r.question_set for r in all_sets if r.question_set in unjudged]
     sets = [r for r in all_sets if r.question_set not in left_out]
+    candidates = list(dict.fromkeys(m for r in all_sets for m in [r.best, *(v.method for v in r.versus)]))
+    rows = table[table["method"].isin(candidates)]
+    ms = {m: float(rows.loc[rows["method"] == m, "retrieval_ms_per_query"].mean()) for m in candidates}
     if not sets:
-        return Recommendation(primary, alpha, CANNOT_JUDGE, None, all_sets, unjudged=left_out)
-    candidates = list(dict.fromkeys(m for r in sets for m in [r.best, *(v.method for v in r.versus)]))
+        return Recommendation(primary, alpha, CANNOT_JUDGE, None, all_sets, ms_per_query=ms, unjudged=left_out)
     wins = {m: sum(r.outcome == WINNER and r.method == m for r in sets) for m in candidates}
     best_in = {m: sum(r.best == m for r in sets) for m in candidates}
     eligible = [m for m in candidates if all(m in r.top_group for r in sets)]
-    rows = table[table["method"].isin(candidates)]
-    ms = {m: float(rows.loc[rows["method"] == m, "retrieval_ms_per_query"].mean()) for m in candidates}
     if not eligible:
         outcome, method = PER_SET, None
     else:

@@ -111,5 +111,5 @@ def test_a_set_too_small_to_judge_is_said_first(tmp_path: Path, capsys: pytest.C
     assert lines[0].startswith("WARNING questions: its questions cannot separate the methods - ") and \
         "too few questions (4 < 30)" in " ".join(lines[:3])
     figures = lines.index("Question sets (kept of asked, leak, lexical bias, ceiling):")
-    assert lines[figures + 1].strip().startswith("questions: 4 questions, leak n/a, lexical bias n/a")
+    assert lines[figures + 1].strip().startswith("questions: 4 questions, leak 0%, lexical bias n/a")
     assert json.loads((only_run(tmp_path) / "manifest.json").read_text())["status"] == "complete"
