@@ -155,7 +155,10 @@ def make_questions(
         raise BenchError(f"no question survived from {selection.tried} chunks tried; failures: "
                          f"{json.dumps(dict(selection.failures))}; filtered: {json.dumps(dict(selection.filter.removed))}"
                          + ("; the template generator needs no LLM, and a capable model keeps more (docs/data.md, "
-                            "'Questions from your corpus')" if generator == "llm" else ""))
+                            "'Questions from your corpus')" if generator == "llm" else
+                            "; the templates ask only about specific prose sentences (tables, code and lists make none): "
+                            "give your own questions (--questions FILE) or an LLM on a capable endpoint "
+                            "(--question-generator llm; docs/data.md, 'Questions from your corpus')"))
     questions = [
         Question(qid=f"{generator}-{i:04d}", text=c.question, gold_urls=[[c.url]], answers=[c.answer], qtype=c.kind,
                  question_set=generator, metadata={"chunk_id": c.chunk_id, "generator": generator,
