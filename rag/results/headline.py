@@ -21,7 +21,9 @@ Two kinds of line, each stated with its cause:
   - *lexical bias*: the questions' mean share of content words copied from their chunk exceeds
     :data:`LEXICAL_BIAS_LIMIT`: the set favours exact term matching (BM25).
 
-The recommendation is still computed and printed; the headline says it does not stand on that set.
+The set's own recommendation line is still printed, marked; the headline says it does not stand,
+and the overall recommendation leaves the set out (:func:`rag.results.recommendation.recommend`,
+``unjudged``).
 """
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ def _run_stages(
         answers = AnswerFailures.of(per_query)
         primary = comparison.recommendation.primary if comparison.recommendation else None
         set_leaks = manifest.data["data"]["question_sets"]  # measured once, by data_summary
-        figures = {name: QuestionFigures.of(len(qs), dataset.question_provenance.get(name), set_leaks[name]["leak"])
+        figures = {name: QuestionFigures.of(len(qs), dataset.question_provenance.get(name), set_leaks[name]["leak"]["share"])
                    for name, qs in question_sets.items()}
         unjudged = cannot_judge(comparison.table, primary, figures)
         if unjudged and primary is not None:  # the overall rule reads only the sets that can judge
