@@ -59,10 +59,15 @@ class Question:
 
 @dataclass(frozen=True)
 class Ranking:
-    """The ranked result of one query: chunk ids in rank order (rank 1 first) and their scores."""
+    """The ranked result of one query: chunk ids in rank order (rank 1 first) and their scores, and
+    what making it cost beyond computation: ``llm_calls`` requests to an LLM or a model endpoint
+    (a query transform's generations, a reranker's scoring requests) and their ``llm_tokens``
+    (prompt + completion, as the server reports them; 0 where it reports none)."""
 
     chunk_ids: list[str]
     scores: list[float]
+    llm_calls: int = 0
+    llm_tokens: int = 0
 
     def __len__(self) -> int:
         return len(self.chunk_ids)

@@ -13,10 +13,11 @@ Adding a retriever means writing one class decorated with ``@RETRIEVERS.register
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 from rag.registry import Registry
@@ -28,8 +29,30 @@ class RetrieverParams(ConfigModel):
     """Base of every retriever's parameter model: unknown keys are errors."""
 
     def requires(self) -> list[str]:
-        """Names of other retrievers these settings need (fusion inputs); checked at config load."""
+        """Names of other retrievers these settings need (fusion and rerank inputs); checked at config load."""
         return []
+
+    def llm_calls_per_query(self) -> int:
+        """LLM or model-endpoint requests this method's own step sends per question (a query
+        transform's generations, a reranker's scoring requests), not counting its inputs'. A method
+        with any (itself or through its inputs) runs on the answer experiment's question sample only
+        (the runner's rule); 0 by default."""
+        return 0
+
+
+@dataclass(frozen=True)
+class StageServices:
+    """What a retriever's stages may use beyond their own index, injected by the runner (tests pass
+    a small real one): ``generator_factory(config, cache_dir)`` opens a generator (the run's factory:
+    the managed local llama.cpp server or an OpenAI-compatible client, with the generation cache and
+    retry rules of :mod:`rag.generation`); ``default_generator`` is the generator config a stage uses
+    when its own settings name none (the run's ``generation.generator``, else the local SmolLM2);
+    ``cache_dir`` is the run's cache directory (a stage keeps its LLM outputs under
+    ``<cache_dir>/stages/<method name>``)."""
+
+    generator_factory: Callable[[Any, Path], AbstractContextManager[Any]]
+    default_generator: Any
+    cache_dir: Path
 
 
 @dataclass(frozen=True)
@@ -69,6 +92,10 @@ class Retriever(ABC):
 
     def bind(self, retrievers: Mapping[str, "Retriever"]) -> None:
         """Give fusion retrievers access to the other configured retrievers (no-op by default)."""
+
+    def use(self, services: StageServices) -> None:
+        """Receive the run's :class:`StageServices` before :meth:`index` (no-op by default; query
+        transforms and rerankers that call an LLM or endpoint keep them)."""
 
     def requires(self) -> list[str]:
         """Names of other retrievers this one needs (fusion); those are indexed first."""
