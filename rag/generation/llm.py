@@ -6,7 +6,7 @@ token budget) and its cache key (model, endpoint, messages, parameters), then:
 - **one request per distinct prompt**: requests whose prompts are identical (the same question with
   the same ordered context, e.g. two fusions with the same top-k) share one answer; the others'
   results are copies with ``extra["deduplicated"] = True`` and ``attempts = 0``;
-- **preflight** (:mod:`rag.generation.preflight`) when some distinct prompt is not cached: the
+- **preflight** (:mod:`rag.endpoints.preflight`) when some distinct prompt is not cached: the
   endpoint must answer ``/models`` and list the model, or nothing is sent;
 - **prefix order**: distinct prompts are sent in lexicographic order of their messages, so prompts
   that share leading chunks follow each other and a server that keeps the previous prompt's KV
@@ -20,7 +20,7 @@ off: ``max_retries=0``). Each distinct prompt:
    elsewhere (another worker, or another run on the same cache directory), waits for that answer
    instead of sending the prompt twice (see :class:`rag.generation.cache.InFlightLocks`);
 2. otherwise is sent under a hard per-attempt deadline of ``timeout_s`` and retries retryable
-   failures (:func:`rag.generation.retry.retrying`, tenacity), waiting ``Retry-After`` when the
+   failures (:func:`rag.endpoints.retry.retrying`, tenacity), waiting ``Retry-After`` when the
    server sends one and exponential backoff with seeded jitter otherwise;
 3. appends a success to the cache at once; after the last attempt a failure becomes a result with
    ``answer=None`` and ``error_kind``/``error_message`` — it is never raised, never cached.
@@ -35,42 +35,33 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import ipaddress
 import logging
-import os
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import NoReturn
-from urllib.parse import urlsplit
 
 import openai
-from pydantic import BaseModel
 from tenacity import RetryCallState
 
-from rag.errors import BenchError, ConfigError
+from rag.endpoints.clients import NO_KEY_PLACEHOLDER, ClientFactory, default_client_factory
+from rag.endpoints.keys import endpoint_api_key
+from rag.endpoints.preflight import preflight
+from rag.endpoints.retry import Backoff, RequestFailure, classify, retrying
+from rag.errors import BenchError
 from rag.progress import progress as progress_bar
 from rag.generation.base import GENERATORS, GenerationRequest, GenerationResult, Generator, ProgressCallback
 from rag.generation.cache import CachedGeneration, GenerationCache, InFlightLocks, generation_cache_key
 from rag.generation.config import LLMGeneratorConfig, LocalGeneratorConfig, OpenAIGeneratorConfig
 from rag.generation.local_server import DEFAULT_N_CTX, ManagedLlamaServer
-from rag.generation.preflight import preflight
 from rag.generation.prompt import Prompt, PromptBuilder, TokenCounter, default_token_counter
-from rag.generation.retry import Backoff, RequestFailure, classify, retrying
 from rag.models import smollm2_gguf_path
-from rag.secrets import Redactor, check_key_characters
+from rag.secrets import Redactor
 
 log = logging.getLogger(__name__)
 
-NO_KEY_PLACEHOLDER = "no-key"  # the openai client insists on some key; keyless servers ignore it
 IN_FLIGHT_POLL_S = 0.05
-
-ClientFactory = Callable[[str, str], openai.AsyncOpenAI]
-
-
-def default_client_factory(base_url: str, api_key: str) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0)
 
 
 class ChatGenerator(Generator):
@@ -130,7 +121,7 @@ class ChatGenerator(Generator):
         return asyncio.run(self._generate_all(requests, prompts, keys, on_result))
 
     def preflight(self) -> None:
-        """Check the endpoint once (:func:`rag.generation.preflight.preflight`)."""
+        """Check the endpoint once (:func:`rag.endpoints.preflight.preflight`)."""
         preflight(self.base_url, self.config.model, self._api_key, self._api_key_env, min(self.config.timeout_s, 10.0))
         self._checked = True
 
@@ -269,53 +260,6 @@ class ChatGenerator(Generator):
         failure = state.outcome.exception() if state.outcome else None
         log.info("%s: attempt %d failed (%s); retrying in %.2f s", key, state.attempt_number, failure,
                  state.next_action.sleep if state.next_action else 0.0)
-
-
-def is_loopback(url: str) -> bool:
-    """True when ``url``'s host is this machine (``localhost``, ``*.localhost``, 127.0.0.0/8, ::1)."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def endpoint_api_key(api_key_env: str, base_url: str, key_path: str,
-                     environ: Mapping[str, str] | None = None) -> str | None:
-    """The API key of an OpenAI-compatible endpoint (chat or embeddings) from the variable named
-    ``api_key_env``. An unset or empty variable is accepted for a loopback endpoint (keyless local
-    servers) and is a :class:`ConfigError` at ``key_path`` for any other, raised before any request.
-    So is a key with a control or non-ASCII character (:func:`rag.secrets.check_key_characters`),
-    which no HTTP header can carry; the key is never echoed."""
-    key = (os.environ if environ is None else environ).get(api_key_env) or None
-    problem = check_key_characters(key, api_key_env) if key is not None else None
-    if problem is not None:
-        raise ConfigError(key_path, problem)
-    if key is None and not is_loopback(base_url):
-        raise ConfigError(
-            key_path,
-            f"the environment variable {api_key_env} is not set, and the endpoint "
-            f"{urlsplit(base_url).hostname} is not on this machine; expected the API key in "
-            f"{api_key_env} (or a base_url on localhost for a keyless server)",
-        )
-    return key
-
-
-def check_endpoint_keys(config: BaseModel, environ: Mapping[str, str] | None = None, prefix: str = "") -> None:
-    """:func:`endpoint_api_key` for every endpoint of a config tree (each model with ``api_key_env``
-    and ``base_url``: the generator, endpoint embedders), so that a missing or unusable key fails
-    before any work; the key path names the endpoint (``retrievers.dense.params.embedder.api_key_env``)."""
-    if isinstance(config, BaseModel):
-        if isinstance(getattr(config, "api_key_env", None), str) and isinstance(getattr(config, "base_url", None), str):
-            endpoint_api_key(config.api_key_env, config.base_url, f"{prefix}api_key_env", environ)
-        for field in type(config).model_fields:
-            check_endpoint_keys(getattr(config, field), environ, f"{prefix}{field}.")
-    elif isinstance(config, (list, tuple)):
-        for index, item in enumerate(config):
-            label = getattr(item, "name", None)
-            check_endpoint_keys(item, environ, f"{prefix}{label if isinstance(label, str) else index}.")
 
 
 def api_key_for(config: object, environ: Mapping[str, str] | None = None) -> str | None:

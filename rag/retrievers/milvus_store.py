@@ -33,7 +33,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from rag.errors import BenchError
-from rag.generation.config import key_variable_name
+from rag.endpoints.settings import key_variable_name
 from rag.progress import progress as progress_bar
 from rag.retrievers.keyed_collections import KeyedCollections
 from rag.validation import ConfigModel

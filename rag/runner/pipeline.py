@@ -29,7 +29,7 @@ from rag.errors import ConfigError
 from rag.generation import build_generator
 from rag.generation.base import GenerationResult, Generator
 from rag.generation.judge import agreement, agreement_line, judge_generator_config, judge_per_query
-from rag.generation.llm import check_endpoint_keys
+from rag.endpoints.keys import check_endpoint_keys
 from rag.generation.sizing import size_generator
 from rag.io_utils import atomic_write_bytes, atomic_write_text, sha256_file, sha256_strings, sha256_text
 from rag.manifest import Manifest

@@ -18,7 +18,7 @@ from rag.progress import progress as progress_bar
 from evaluation.metrics import parse_metric
 from rag.config import RunConfig, config_record, load_config, portable_path, read_config_mapping
 from rag.errors import ConfigError
-from rag.generation.llm import check_endpoint_keys
+from rag.endpoints.keys import check_endpoint_keys
 from rag.manifest import Manifest
 from rag.secrets import Redactor
 from rag.runner.rundir import open_run_directory, resumable

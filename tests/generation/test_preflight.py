@@ -10,7 +10,7 @@ import pytest
 from rag.errors import BenchError, ConfigError
 from rag.generation import GenerationRequest, OpenAIGeneratorConfig, build_generator
 from rag.generation.local_server import free_port
-from rag.generation.llm import is_loopback
+from rag.endpoints.keys import is_loopback
 from rag.testing import StandInServer, StandInSettings
 
 REQUESTS = [GenerationRequest(f"q{i}", f"Question {i}?", ["A passage."]) for i in range(3)]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from rag.generation import BackoffSettings
 from rag.generation.cache import CachedGeneration, GenerationCache, generation_cache_key
-from rag.generation.retry import Backoff, classify, parse_retry_after
+from rag.endpoints.retry import Backoff, classify, parse_retry_after
 from rag.secrets import REPLACEMENT, Redactor
 
 

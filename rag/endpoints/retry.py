@@ -1,5 +1,7 @@
-"""Classifying a failed chat-completion attempt, and the backoff before the next one.
+"""Classifying a failed request to an endpoint (chat completion, embeddings, rerank), and the backoff
+before the next attempt: the one retry policy of every endpoint client.
 
+Exceptions of the ``openai`` client and of ``httpx`` (the ``/rerank`` client) are classified alike.
 Every failed attempt becomes a :class:`RequestFailure` with an ``error_kind`` that ends up in the
 per-question failure record when retries are exhausted:
 
@@ -10,8 +12,8 @@ error_kind             retried    cause
 ``connection``         yes        connection refused / reset / closed without a response
 ``rate_limit``         yes        HTTP 429 (``Retry-After`` / ``retry-after-ms`` honoured)
 ``server_error``       yes        HTTP 5xx, 408, 409
-``malformed_response`` yes        a body that is not valid JSON / not a chat completion
-``empty_response``     yes        no choices, or an empty message
+``malformed_response`` yes        a body that is not valid JSON / not the answer's expected shape
+``empty_response``     yes        no choices, or an empty message (chat completions)
 ``auth_error``         no         HTTP 401 / 403
 ``client_error``       no         any other HTTP 4xx (bad model name, prompt too long, ...)
 ``unexpected_error``   no         anything else (the exception type is in the message)
@@ -31,10 +33,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import httpx
 import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from rag.generation.config import BackoffSettings
+from rag.endpoints.settings import BackoffSettings
 from rag.secrets import Redactor
 
 MAX_MESSAGE_CHARS = 500
@@ -79,12 +82,12 @@ def classify(exc: BaseException, redactor: Redactor) -> RequestFailure:
         return exc
     detail = str(exc) or "no complete response within the deadline"
     message = redactor.text(f"{type(exc).__name__}: {detail}")[:MAX_MESSAGE_CHARS]
-    if isinstance(exc, (openai.APITimeoutError, TimeoutError, asyncio.TimeoutError)):
+    if isinstance(exc, (openai.APITimeoutError, TimeoutError, asyncio.TimeoutError, httpx.TimeoutException)):
         return RequestFailure("timeout", message, True)
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
         return RequestFailure("connection", message, True)
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
+    if isinstance(exc, (openai.APIStatusError, httpx.HTTPStatusError)):
+        status = exc.response.status_code
         retry_after = parse_retry_after(exc.response.headers)
         if status == 429:
             return RequestFailure("rate_limit", message, True, retry_after)
