@@ -199,14 +199,14 @@ class RunConfig(ConfigModel):
             missing = [needed for needed in spec.params.requires() if needed not in names]
             if missing:
                 raise ConfigError(
-                    f"retrievers.{spec.name}.params.retrievers",
-                    f"retriever {spec.name!r} fuses {missing}, which are not configured; "
+                    f"retrievers.{spec.name}.params.{spec.params.inputs_key}",
+                    f"retriever {spec.name!r} needs {missing}, which are not configured; "
                     f"expected names among {sorted(names)}",
                 )
         cycle = fusion_cycle({spec.name: spec.params.requires() for spec in self.retrievers})
         if cycle:
             raise ConfigError(
-                f"retrievers.{cycle[0]}.params.retrievers",
+                f"retrievers.{cycle[0]}.params.{self.retriever(cycle[0]).params.inputs_key}",
                 f"the fusion inputs form a cycle ({' -> '.join(cycle)}); expected each fusion to fuse other "
                 "retrievers, never itself, directly or through another fusion",
             )

@@ -31,11 +31,11 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 import numpy as np
 import openai
 from pydantic import Field
-from tenacity import RetryCallState
 
 from rag.endpoints.clients import NO_KEY_PLACEHOLDER, ClientFactory, default_client_factory
 from rag.endpoints.keys import endpoint_api_key
-from rag.endpoints.retry import Backoff, RequestFailure, classify, retrying
+from rag.endpoints.pool import all_or_nothing
+from rag.endpoints.retry import Backoff, RequestFailure, classify, retry_logger, retrying
 from rag.endpoints.settings import EndpointSettings
 from rag.errors import BenchError
 from rag.models import quiet_thread_pools, resolve_embedding_model
@@ -166,27 +166,16 @@ class EndpointEncoder:
         return (vectors / norms).astype(np.float32)
 
     async def _encode_all(self, batches: list[list[str]]) -> list[np.ndarray]:
-        results: list[np.ndarray] = [np.empty(0)] * len(batches)
-        pending = iter(range(len(batches)))
         client = self._client_factory(self.config.base_url, self._api_key or NO_KEY_PLACEHOLDER)
-
-        async def worker() -> None:
-            for index in pending:
-                results[index] = await self._request(client, batches[index])
-
-        tasks = [asyncio.create_task(worker()) for _ in range(min(self.config.concurrency, len(batches)))]
         try:
-            await asyncio.gather(*tasks)
-        finally:  # a failed batch stops the others at once
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            return await all_or_nothing(len(batches), self.config.concurrency,
+                                        lambda index: self._request(client, batches[index]))
+        finally:
             await client.close()
-        return results
 
     async def _request(self, client: openai.AsyncOpenAI, texts: list[str]) -> np.ndarray:
         try:
-            async for attempt in retrying(self.config.max_retries, self._backoff, self._log_retry):
+            async for attempt in retrying(self.config.max_retries, self._backoff, retry_logger(log, "embeddings request")):
                 with attempt:
                     vectors = await self._attempt(client, texts)
         except RequestFailure as failure:
@@ -220,13 +209,6 @@ class EndpointEncoder:
         if vectors.ndim != 2 or vectors.shape[1] == 0:
             raise RequestFailure("malformed_response", f"embeddings of shape {vectors.shape}", True)
         return vectors
-
-    @staticmethod
-    def _log_retry(state: RetryCallState) -> None:
-        failure = state.outcome.exception() if state.outcome else None
-        log.info("embeddings request attempt %d failed (%s); retrying in %.2f s", state.attempt_number, failure,
-                 state.next_action.sleep if state.next_action else 0.0)
-
 
 def build_encoder(config: SentenceTransformersEmbedderConfig | OpenAIEmbedderConfig, model: str, device: str, **injected):
     """The encoder ``config.type`` names, for ``model`` (``injected``: e.g. a test's client factory)."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import logging
 import random
 import time
 from collections.abc import Callable
@@ -137,3 +138,14 @@ def retrying(
         before_sleep=before_sleep,
         reraise=True,
     )
+
+
+def retry_logger(log: logging.Logger, what: str) -> Callable[[RetryCallState], None]:
+    """A ``before_sleep`` for :func:`retrying` that logs each failed attempt of ``what`` at INFO."""
+
+    def before_sleep(state: RetryCallState) -> None:
+        failure = state.outcome.exception() if state.outcome else None
+        log.info("%s attempt %d failed (%s); retrying in %.2f s", what, state.attempt_number, failure,
+                 state.next_action.sleep if state.next_action else 0.0)
+
+    return before_sleep

@@ -52,9 +52,12 @@ class Scored:
 class Reranker(ABC):
     Params: ClassVar[type[RerankerParams]] = RerankerParams
 
-    def __init__(self, params: RerankerParams, services: StageServices | None = None):
+    def __init__(self, params: RerankerParams, services: StageServices | None = None, key: str = "reranker"):
+        """``key``: the config path of these settings (``retrievers.<method>.params.reranker``), which
+        error messages name."""
         self.params = params
         self.services = services
+        self.key = key
 
     @abstractmethod
     def score(self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]]) -> list[Scored]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rag.retrievers import bm25, dense, fusion, milvus  # noqa: F401  (registration)
+from rag.retrievers import bm25, dense, fusion, milvus, rerank  # noqa: F401  (registration)
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.validation import config_error_from_validation
 

@@ -28,6 +28,8 @@ from rag.validation import ConfigModel
 class RetrieverParams(ConfigModel):
     """Base of every retriever's parameter model: unknown keys are errors."""
 
+    inputs_key: ClassVar[str] = "retrievers"  # the key that names the inputs, for error messages
+
     def requires(self) -> list[str]:
         """Names of other retrievers these settings need (fusion and rerank inputs); checked at config load."""
         return []
@@ -38,6 +40,16 @@ class RetrieverParams(ConfigModel):
         with any (itself or through its inputs) runs on the answer experiment's question sample only
         (the runner's rule); 0 by default."""
         return 0
+
+
+class ServedInputsParams(RetrieverParams):
+    """Settings of a method whose inputs' rankings are served to it (a fusion, a rerank): the runner
+    searches, times and caches each input on its own and hands its rankings to this method through
+    :meth:`Retriever.bind`, so this method's measured time is its own step (:mod:`rag.runner.retrieval`)."""
+
+    def input_depth(self, run_depth: int) -> int:
+        """Results asked of each input per query when this method is searched at ``run_depth``."""
+        return run_depth
 
 
 @dataclass(frozen=True)

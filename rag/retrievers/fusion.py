@@ -45,12 +45,12 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from rag.errors import BenchError, ConfigError
-from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
+from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, ServedInputsParams
 from rag.retrievers.ranking import ranking_from_pairs
 from rag.types import Chunk, Ranking
 
 
-class FusionParams(RetrieverParams):
+class FusionParams(ServedInputsParams):
     retrievers: list[str] = Field(min_length=1)
     weights: list[float] | None = None
     depth: int | None = Field(None, gt=0, description="results taken from each input; default: the run's depth")
@@ -68,6 +68,9 @@ class FusionParams(RetrieverParams):
 
     def requires(self) -> list[str]:
         return list(self.retrievers)
+
+    def input_depth(self, run_depth: int) -> int:
+        return self.depth or run_depth
 
 
 class FusionRetriever(Retriever):
@@ -97,7 +100,7 @@ class FusionRetriever(Retriever):
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
         if not self.inputs:
             raise BenchError(f"retriever {self.name!r}: search() called before bind()")
-        depth = self.params.depth or k
+        depth = self.params.input_depth(k)
         per_input = [retriever.search(queries, depth) for retriever in self.inputs]
         weights = self.weights()
         fused = []

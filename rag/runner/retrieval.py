@@ -10,9 +10,9 @@
   ``top_k`` only decides what the generator receives and the headline cut-off). A re-run (or ``--resume``) searches only queries not yet cached, and a
   warm run does not even build the indexes.
 
-Costs add up: a method's cost per question is everything it runs. A fusion's inputs are served to it
-from their own retrieval (searched and timed there, at the depth the fusion asks of them, default the
-run's), so its measured time is its own step only, and the cost :meth:`RetrievalStage.rankings`
+Costs add up: a method's cost per question is everything it runs. A fusion's or a rerank's inputs are
+served to it from their own retrieval (searched and timed there, at the depth it asks of them: a
+fusion's ``depth``, default the run's; a rerank's ``depth``), so its measured time is its own step only, and the cost :meth:`RetrievalStage.rankings`
 returns (``search_ms``) is that step plus its inputs' costs on the same question, recursively; a dense
 retriever's is its query embedding plus its search (an embedding already in the embedding store is
 read, not computed, so a run after one that embedded the same questions measures the search alone).
@@ -37,8 +37,7 @@ from rag.config import RetrieverSpec, RunConfig
 from rag.io_utils import atomic_write_json, sha256_text
 from rag.progress import progress
 from rag.retrievers import build_retriever
-from rag.retrievers.base import IndexStorage, Retriever, RetrieverParams
-from rag.retrievers.fusion import FusionParams
+from rag.retrievers.base import IndexStorage, Retriever, RetrieverParams, ServedInputsParams
 from rag.runner.timing import StageTimer
 from rag.types import Chunk, Ranking
 
@@ -127,8 +126,8 @@ class RetrievalStage:
     def _cache_path(self, name: str, suffix: str = "", depth: int | None = None) -> Path:
         key_data = {"retriever": spec_fingerprint(self.config, name), "chunks": self.chunks_fingerprint,
                     "k": depth or self.config.depth}
-        if isinstance(self.config.retriever(name).params, FusionParams):
-            key_data["timing"] = "own step"  # a fusion's time no longer includes its inputs' searches
+        if isinstance(self.config.retriever(name).params, ServedInputsParams):
+            key_data["timing"] = "own step"  # a fusion's or rerank's time does not include its inputs' searches
         key = sha256_text(json.dumps(key_data, sort_keys=True))
         return self.config.cache_dir / "retrieval" / f"{name}-{key[:24]}{suffix}.json"
 
@@ -137,8 +136,8 @@ class RetrievalStage:
         the cache), each with its whole cost per question in ``search_ms`` (the module docstring)."""
         depth = depth or self.config.depth
         spec = self.config.retriever(name)
-        inputs = ({dep: self.rankings(dep, queries, spec.params.depth or depth) for dep in spec.params.requires()}
-                  if isinstance(spec.params, FusionParams) else {})
+        inputs = ({dep: self.rankings(dep, queries, spec.params.input_depth(depth)) for dep in spec.params.requires()}
+                  if isinstance(spec.params, ServedInputsParams) else {})
         cache = RetrievalCache(self._cache_path(name, depth=depth), self.chunk_ids)
         missing = cache.missing(queries)
         if missing:
@@ -204,7 +203,7 @@ class RetrievalStage:
             return self.built[name]
         spec = self.config.retriever(name)
         retriever = build_retriever(spec.name, spec.type, spec.params)
-        if not isinstance(spec.params, FusionParams):  # a fusion's inputs are bound in rankings(), served
+        if not isinstance(spec.params, ServedInputsParams):  # served inputs are bound in rankings()
             for dependency in retriever.requires():
                 self._indexed(dependency)
             retriever.bind(dict(self.built))
@@ -215,7 +214,7 @@ class RetrievalStage:
 
 
 class ServedRankings(Retriever):
-    """A fusion's input as the fusion sees it: the rankings the input's own retrieval made
+    """A fusion's or rerank's input as that method sees it: the rankings the input's own retrieval made
     (:meth:`RetrievalStage.rankings`: searched, timed and cached there, before the fusion searches),
     so the fusion's measured time is its own step."""
 

@@ -1,11 +1,14 @@
-"""A small OpenAI-compatible server on 127.0.0.1 (chat completions and embeddings) for fault injection.
+"""A small OpenAI-compatible server on 127.0.0.1 (chat completions, embeddings, rerank) for fault injection.
 
 Chat completions are not a model: an answer is ``"stand-in answer <first 16 hex of sha256(last user
 message)>"`` so a test can tell which request an answer belongs to. ``POST /v1/embeddings`` computes
 real embeddings with a local sentence-transformers model (``embedding_model``, default the packaged
 all-MiniLM-L6-v2, loaded on the first request; one batch at a time, each request's inputs encoded as
-one batch), as ``float`` lists or ``base64`` float32 (the ``openai`` client's default). Faults are
-injected two ways (for embeddings the marker goes in the first input text):
+one batch), as ``float`` lists or ``base64`` float32 (the ``openai`` client's default).
+``POST /v1/rerank`` (the Jina/Cohere shape: ``{model, query, documents, top_n}`` ->
+``{results: [{index, relevance_score}], usage: {total_tokens}}``, best first) scores each document by
+:func:`overlap_score`: the share of the query's distinct words it contains. Faults are injected two
+ways (for embeddings the marker goes in the first input text, for rerank in the query):
 
 * per request, by a marker in the prompt: ``[[faults:error_500,rate_limit_429,ok]]`` makes the first
   attempt of that prompt fail with a 500, the second with a 429, the third and later succeed (the
@@ -81,9 +84,20 @@ class StandInStats:
     requests: int = 0
     completions_requests: int = 0
     embedding_requests: int = 0
+    rerank_requests: int = 0
     texts_embedded: int = 0
     faults: Counter = field(default_factory=Counter)
     attempts_by_prompt: Counter = field(default_factory=Counter)
+
+
+WORD = re.compile(r"\w+")
+
+
+def overlap_score(query: str, document: str) -> float:
+    """The stand-in's relevance score: the share of the query's distinct lower-cased words (``\\w+``)
+    that the document contains (0 for a query without words)."""
+    words = set(WORD.findall(query.lower()))
+    return len(words & set(WORD.findall(document.lower()))) / len(words) if words else 0.0
 
 
 def faults_for_prompt(text: str, attempt: int) -> str | None:
@@ -127,6 +141,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/").endswith("/embeddings"):
             self._embeddings(json.loads(body))
             return
+        if self.path.rstrip("/").endswith("/rerank"):
+            self._rerank(json.loads(body))
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": "not found"}})
             return
@@ -164,6 +181,30 @@ class _Handler(BaseHTTPRequestHandler):
         tokens = sum(len(text.split()) for text in texts)
         self._send_json(200, {"object": "list", "data": data, "model": request.get("model", owner.settings.embedding_model),
                               "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
+    def _rerank(self, request: dict) -> None:
+        owner = self.server.owner
+        query, documents = request.get("query"), request.get("documents")
+        if not isinstance(query, str) or not isinstance(documents, list) or not all(isinstance(d, str) for d in documents):
+            self._send_json(400, {"error": {"message": "expected a query string and a list of document strings",
+                                            "type": "invalid_request_error"}})
+            return
+        fault = owner.choose_fault(query, kind="rerank")
+        time.sleep(owner.settings.latency_s)
+        if fault == "slow":
+            time.sleep(owner.settings.slow_s)
+        elif fault in ("empty_choices", "empty_content"):
+            self._send_json(200, {"results": [], "model": request.get("model")})
+            return
+        elif fault != "ok":
+            self._respond(fault, request, query)
+            return
+        scores = [overlap_score(query, document) for document in documents]
+        order = sorted(range(len(documents)), key=lambda i: -scores[i])[: request.get("top_n") or len(documents)]
+        tokens = len(query.split()) + sum(len(document.split()) for document in documents)
+        self._send_json(200, {"model": request.get("model", owner.settings.model),
+                              "results": [{"index": i, "relevance_score": scores[i]} for i in order],
+                              "usage": {"total_tokens": tokens}})
 
     def _respond(self, fault: str, request: dict, user_text: str) -> None:
         settings = self.server.owner.settings
@@ -257,9 +298,11 @@ class StandInServer:
             return self._embedding_model.encode(texts, batch_size=len(texts), convert_to_numpy=True,
                                                 show_progress_bar=False).astype(np.float32)
 
-    def choose_fault(self, user_text: str, embedding: bool = False) -> str:
+    def choose_fault(self, user_text: str, embedding: bool = False, kind: str = "") -> str:
         with self._lock:
-            if embedding:
+            if kind == "rerank":
+                self.stats.rerank_requests += 1
+            elif embedding:
                 self.stats.embedding_requests += 1
             else:
                 self.stats.completions_requests += 1

@@ -30,7 +30,7 @@ from .conftest import REPO, SMOKE_CONFIG
         ("generation.generator.max_chunks=0", "generation.generator.max_chunks", "greater than 0"),
         ("evaluation.metrics=[mrr, foo@3]", "evaluation.metrics", "unknown name 'foo'"),
         ("methods=[dense, nope]", "methods", "unknown method(s) ['nope']"),
-        ("retrievers.rrf.params.retrievers=[dense, zzz]", "retrievers.rrf.params.retrievers", "fuses ['zzz']"),
+        ("retrievers.rrf.params.retrievers=[dense, zzz]", "retrievers.rrf.params.retrievers", "needs ['zzz']"),
         ("retrievers.rrf.params.k=-1", "retrievers.rrf.params.k", "greater than or equal to 1"),
         ("retrievers.dense.params.hnsw={M: 1}", "retrievers.dense.params.hnsw.M", "greater than 1"),
         ("evaluation.levels=[page]", "evaluation.levels.0", "'url' or 'chunk'"),

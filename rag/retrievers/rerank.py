@@ -1,0 +1,129 @@
+"""Reranking: a method that reorders the top ``depth`` chunks of another method (its ``input``) by a
+reranker's relevance scores.
+
+Config shape::
+
+    {name: rrf_rerank, type: rerank, params: {input: rrf, depth: 50, reranker: {type: endpoint, ...}}}
+
+``reranker`` is one of :data:`rag.rerankers.RERANKERS` (``endpoint``, ``llm``, ``cross_encoder``),
+validated by that reranker's own ``Params`` (an unknown key is an error keyed
+``retrievers.<name>.params.reranker.<key>``). The input's top ``depth`` chunks (fewer when it
+returns fewer) are served to it like a fusion's inputs (:mod:`rag.runner.retrieval`), their texts
+come from the chunks given to :meth:`RerankRetriever.index`, and the reranker scores each
+(question, chunk text) pair. The result holds exactly those chunks — none added, none dropped — cut
+to the ``k`` asked, ordered by the project's one tie rule (:mod:`rag.retrievers.ranking`): reranker
+score descending (float32), then the chunk's rank in the input (the input's order decides a tie),
+then chunk id descending. A rerank's list is at most ``depth`` long, so measures at cut-offs beyond
+``depth`` see only the reranked chunks.
+
+Cost: the rerank's own step (the reranker's time, and its requests and tokens in each
+:class:`rag.types.Ranking`'s ``llm_calls`` / ``llm_tokens``); the runner adds its input's cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Annotated, Any, ClassVar, Union
+
+from pydantic import Field, field_validator
+
+from rag.errors import BenchError, ConfigError
+from rag.rerankers import RERANKERS, Candidate, Reranker
+from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, ServedInputsParams, StageServices
+from rag.retrievers.ranking import ranking_from_pairs
+from rag.types import Chunk, Ranking
+
+RerankerConfig = Annotated[
+    Union[tuple(RERANKERS.get(name).Params for name in RERANKERS.names())],  # type: ignore[valid-type]
+    Field(discriminator="type"),
+]
+
+
+class RerankParams(ServedInputsParams):
+    """``input``: the method whose list is reranked; ``depth``: how many of its top chunks;
+    ``reranker``: the reranker's settings (its ``type`` picks it)."""
+
+    inputs_key: ClassVar[str] = "input"
+    input: str = Field(min_length=1)
+    depth: int = Field(50, gt=0)
+    reranker: RerankerConfig
+
+    @field_validator("reranker", mode="before")
+    @classmethod
+    def _known_type(cls, settings: Any) -> Any:
+        kind = settings.get("type") if isinstance(settings, Mapping) else None
+        if kind is not None and kind not in RERANKERS:
+            raise ValueError(f"unknown reranker type {kind!r}; expected one of: {', '.join(RERANKERS.names())}")
+        return settings
+
+    def requires(self) -> list[str]:
+        return [self.input]
+
+    def input_depth(self, run_depth: int) -> int:
+        return self.depth
+
+    def llm_calls_per_query(self) -> int:
+        return self.reranker.calls_per_query(self.depth)
+
+
+@RETRIEVERS.register("rerank")
+class RerankRetriever(Retriever):
+    """Reranks its bound input's top ``depth`` (module docstring)."""
+
+    Params = RerankParams
+    params: RerankParams
+
+    def __init__(self, name: str, params: RerankParams):
+        super().__init__(name, params)
+        self.input: Retriever | None = None
+        self.services: StageServices | None = None
+        self.texts: dict[str, str] = {}
+        self._reranker: Reranker | None = None
+
+    @property
+    def key(self) -> str:
+        """The config path of this method's reranker settings, for error messages."""
+        return f"retrievers.{self.name}.params.reranker"
+
+    def bind(self, retrievers: Mapping[str, Retriever]) -> None:
+        if self.params.input not in retrievers:
+            known = ", ".join(sorted(retrievers)) or "none"
+            raise ConfigError(f"retrievers.{self.name}.params.input",
+                              f"unknown retriever {self.params.input!r}; configured: {known}")
+        self.input = retrievers[self.params.input]
+
+    def use(self, services: StageServices) -> None:
+        self.services = services
+
+    def index(self, chunks: Sequence[Chunk], storage: IndexStorage) -> None:
+        """Keeps each chunk's text (the reranker reads them); the input is indexed by the caller."""
+        self.texts = {chunk.chunk_id: chunk.text for chunk in chunks}
+
+    def reranker(self) -> Reranker:
+        """The configured reranker, built on first use."""
+        if self._reranker is None:
+            settings = self.params.reranker
+            self._reranker = RERANKERS.get(settings.type, key=f"{self.key}.type")(settings, self.services, key=self.key)
+        return self._reranker
+
+    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        if self.input is None:
+            raise BenchError(f"retriever {self.name!r}: search() called before bind()")
+        lists = self.input.search(queries, self.params.depth)
+        candidates = [[Candidate(chunk_id, self.texts[chunk_id]) for chunk_id in ranking.chunk_ids] for ranking in lists]
+        to_score = [i for i, found in enumerate(candidates) if found]
+        scored = dict(zip(to_score, self.reranker().score([queries[i] for i in to_score], [candidates[i] for i in to_score]),
+                          strict=True))
+        rankings = []
+        for i, ranking in enumerate(lists):
+            if i not in scored:
+                rankings.append(Ranking([], []))
+                continue
+            if len(scored[i].scores) != len(ranking.chunk_ids):
+                raise BenchError(f"{self.key}: the reranker returned {len(scored[i].scores)} scores for "
+                                 f"{len(ranking.chunk_ids)} candidates")
+            input_rank = {chunk_id: rank for rank, chunk_id in enumerate(ranking.chunk_ids)}
+            reordered = ranking_from_pairs(zip(ranking.chunk_ids, scored[i].scores), k, tie_break=input_rank.__getitem__)
+            rankings.append(replace(reordered, llm_calls=scored[i].llm_calls, llm_tokens=scored[i].llm_tokens))
+        return rankings
