@@ -40,6 +40,7 @@ class CachedGeneration:
     completion_tokens: int
     latency_s: float
     attempts: int
+    top_logprobs: dict[str, float] | None = None  # the first answer token's alternatives, when asked
 
 
 class GenerationCache:
@@ -102,6 +103,7 @@ class GenerationCache:
                     completion_tokens=int(record["completion_tokens"]),
                     latency_s=float(record["latency_s"]),
                     attempts=int(record["attempts"]),
+                    top_logprobs=record.get("top_logprobs"),
                 )
             except (ValueError, KeyError, TypeError) as exc:
                 log.warning("%s:%d: skipping an unreadable cache record (%s)", self.path, self._line_no, exc)

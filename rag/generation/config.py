@@ -47,7 +47,9 @@ class LLMGeneratorConfig(ConfigModel):
     outside a run ``null`` means no token limit. ``max_chunks``: at most this many chunks (``null``:
     every chunk given, i.e. the run's ``top_k``). A closed-book request (the ``closed_book``
     baseline) uses ``closed_book_system_prompt`` and ``closed_book_user_prompt`` (``{question}``
-    only): no context section at all.
+    only): no context section at all. ``top_logprobs``: ask for the log-probs of this many most likely
+    first answer tokens (OpenAI's ``logprobs``/``top_logprobs``; the ``llm`` reranker sets it);
+    ``null``: none asked.
     """
 
     model: str
@@ -64,6 +66,7 @@ class LLMGeneratorConfig(ConfigModel):
     user_prompt: str = DEFAULT_USER_PROMPT
     closed_book_system_prompt: str = DEFAULT_CLOSED_BOOK_SYSTEM_PROMPT
     closed_book_user_prompt: str = DEFAULT_CLOSED_BOOK_USER_PROMPT
+    top_logprobs: int | None = Field(None, ge=1, le=20)
 
     @field_validator("closed_book_user_prompt")
     @classmethod

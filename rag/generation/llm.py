@@ -106,6 +106,8 @@ class ChatGenerator(Generator):
         self.in_flight = InFlightLocks(cache_dir)
         self._backoff = Backoff(config.backoff, config.seed)
         self._params = {"temperature": config.temperature, "max_tokens": config.max_tokens, "seed": config.seed}
+        if config.top_logprobs is not None:
+            self._params |= {"logprobs": True, "top_logprobs": config.top_logprobs}
 
     # -- public API ------------------------------------------------------------------------------
     def generate(
@@ -173,6 +175,8 @@ class ChatGenerator(Generator):
                 cached = self.cache.get(key)  # answered meanwhile by whoever held the claim
                 if cached is None:
                     return await self._send(client, request, prompt, key, extra)
+        if cached.top_logprobs is not None:
+            extra["top_logprobs"] = cached.top_logprobs
         return GenerationResult(
             key=request.key, answer=cached.answer, prompt_tokens=cached.prompt_tokens,
             completion_tokens=cached.completion_tokens, latency_s=cached.latency_s,
@@ -210,7 +214,7 @@ class ChatGenerator(Generator):
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
                     try:
-                        answer, usage = await self._attempt(client, prompt)
+                        answer, usage, top_logprobs = await self._attempt(client, prompt)
                     except RequestFailure as failure:
                         attempt_errors.append(failure.kind)
                         raise
@@ -223,15 +227,21 @@ class ChatGenerator(Generator):
                 latency_s=time.perf_counter() - started, attempts=attempts, extra=extra,
             )
         latency = time.perf_counter() - started
-        entry = CachedGeneration(answer, usage[0], usage[1], latency, attempts)
+        entry = CachedGeneration(answer, usage[0], usage[1], latency, attempts, top_logprobs)
         self.cache.put(key, entry)
+        if top_logprobs is not None:
+            extra["top_logprobs"] = top_logprobs
         return GenerationResult(
             key=request.key, answer=answer, prompt_tokens=usage[0], completion_tokens=usage[1],
             latency_s=latency, attempts=attempts, extra=extra,
         )
 
-    async def _attempt(self, client: openai.AsyncOpenAI, prompt: Prompt) -> tuple[str, tuple[int, int]]:
-        """One request; every failure leaves as a :class:`RequestFailure`."""
+    async def _attempt(
+        self, client: openai.AsyncOpenAI, prompt: Prompt
+    ) -> tuple[str, tuple[int, int], dict[str, float] | None]:
+        """One request: the answer, its (prompt, completion) tokens and, when asked (``top_logprobs``),
+        the first answer token's alternatives {token: log-prob} (None when not asked or not given).
+        Every failure leaves as a :class:`RequestFailure`."""
         try:
             await self._ensure_endpoint()
             async with asyncio.timeout(self.config.timeout_s):
@@ -250,7 +260,7 @@ class ChatGenerator(Generator):
             raise RequestFailure("empty_response", "the response has no choices or an empty message", True)
         usage = completion.usage
         tokens = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else (0, 0)
-        return self.redactor.text(choices[0].message.content.strip()), tokens
+        return self.redactor.text(choices[0].message.content.strip()), tokens, first_token_logprobs(choices[0])
 
     async def _ensure_endpoint(self) -> None:
         """Hook run before every attempt (the local generator restarts a dead server here)."""
@@ -260,6 +270,16 @@ class ChatGenerator(Generator):
         failure = state.outcome.exception() if state.outcome else None
         log.info("%s: attempt %d failed (%s); retrying in %.2f s", key, state.attempt_number, failure,
                  state.next_action.sleep if state.next_action else 0.0)
+
+
+def first_token_logprobs(choice) -> dict[str, float] | None:
+    """{token: log-prob} of the first answer token's most likely alternatives, as an OpenAI-style
+    ``logprobs.content[0].top_logprobs`` gives them; None when the answer carries none."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not content:
+        return None
+    alternatives = getattr(content[0], "top_logprobs", None) or []
+    return {item.token: float(item.logprob) for item in alternatives} or None
 
 
 def api_key_for(config: object, environ: Mapping[str, str] | None = None) -> str | None:

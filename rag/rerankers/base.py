@@ -52,12 +52,17 @@ class Scored:
 class Reranker(ABC):
     Params: ClassVar[type[RerankerParams]] = RerankerParams
 
-    def __init__(self, params: RerankerParams, services: StageServices | None = None, key: str = "reranker"):
-        """``key``: the config path of these settings (``retrievers.<method>.params.reranker``), which
-        error messages name."""
+    def __init__(self, params: RerankerParams, services: StageServices | None = None, method: str = "rerank"):
+        """``method``: the name of the rerank method using this reranker (error messages name its
+        settings by :attr:`key`; its LLM outputs are cached under ``<cache_dir>/stages/<method>``)."""
         self.params = params
         self.services = services
-        self.key = key
+        self.method = method
+
+    @property
+    def key(self) -> str:
+        """The config path of these settings, e.g. ``retrievers.bm25_rerank.params.reranker``."""
+        return f"retrievers.{self.method}.params.reranker"
 
     @abstractmethod
     def score(self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]]) -> list[Scored]:

@@ -87,9 +87,9 @@ class EndpointReranker(Reranker):
     Params = EndpointRerankerParams
     params: EndpointRerankerParams
 
-    def __init__(self, params: EndpointRerankerParams, services=None, key: str = "reranker"):
-        super().__init__(params, services, key)
-        self._api_key = endpoint_api_key(params.api_key_env, params.base_url, f"{key}.api_key_env")
+    def __init__(self, params: EndpointRerankerParams, services=None, method: str = "rerank"):
+        super().__init__(params, services, method)
+        self._api_key = endpoint_api_key(params.api_key_env, params.base_url, f"{self.key}.api_key_env")
         self._redactor = Redactor([self._api_key] if self._api_key else [])
         self._backoff = Backoff(params.backoff, BACKOFF_SEED)
         self.url = f"{params.base_url.rstrip('/')}/rerank"

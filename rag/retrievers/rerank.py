@@ -81,11 +81,6 @@ class RerankRetriever(Retriever):
         self.texts: dict[str, str] = {}
         self._reranker: Reranker | None = None
 
-    @property
-    def key(self) -> str:
-        """The config path of this method's reranker settings, for error messages."""
-        return f"retrievers.{self.name}.params.reranker"
-
     def bind(self, retrievers: Mapping[str, Retriever]) -> None:
         if self.params.input not in retrievers:
             known = ", ".join(sorted(retrievers)) or "none"
@@ -104,7 +99,7 @@ class RerankRetriever(Retriever):
         """The configured reranker, built on first use."""
         if self._reranker is None:
             settings = self.params.reranker
-            self._reranker = RERANKERS.get(settings.type, key=f"{self.key}.type")(settings, self.services, key=self.key)
+            self._reranker = RERANKERS.get(settings.type)(settings, self.services, method=self.name)
         return self._reranker
 
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
@@ -121,7 +116,7 @@ class RerankRetriever(Retriever):
                 rankings.append(Ranking([], []))
                 continue
             if len(scored[i].scores) != len(ranking.chunk_ids):
-                raise BenchError(f"{self.key}: the reranker returned {len(scored[i].scores)} scores for "
+                raise BenchError(f"retrievers.{self.name}.params.reranker: the reranker returned {len(scored[i].scores)} scores for "
                                  f"{len(ranking.chunk_ids)} candidates")
             input_rank = {chunk_id: rank for rank, chunk_id in enumerate(ranking.chunk_ids)}
             reordered = ranking_from_pairs(zip(ranking.chunk_ids, scored[i].scores), k, tie_break=input_rank.__getitem__)

@@ -1,0 +1,65 @@
+"""The ``llm`` reranker: against the stand-in (no log-probs: the parsed answer; scripted replies and
+faults) and against the real local llama.cpp server with SmolLM2 (log-probs), through the generator
+machinery and its cache."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from rag.errors import BenchError
+from rag.generation import LocalGeneratorConfig, OpenAIGeneratorConfig, build_generator
+from rag.rerankers import RERANKERS, Candidate
+from rag.retrievers.base import StageServices
+from rag.testing import StandInServer, StandInSettings
+
+
+def reranker(services, **params):
+    cls = RERANKERS.get("llm")
+    return cls(cls.Params.model_validate({"type": "llm", **params}), services, method="llm_rerank")
+
+
+def stand_in_services(server, tmp_path):
+    generator = OpenAIGeneratorConfig(model="stand-in", base_url=server.base_url, api_key_env="RAG_TEST_NO_SUCH_VAR",
+                                      timeout_s=1.0, max_retries=2, backoff={"initial_s": 0.01, "max_s": 0.02})
+    return StageServices(build_generator, generator, tmp_path)
+
+
+def test_without_log_probs_the_parsed_answer_scores_and_faults_are_retried(tmp_path):
+    passages = ['[[reply:"Yes."]] lava', '[[reply:"no"]] ice', '[[reply:"Perhaps"]] ash',
+                '[[reply:"YES"]] [[faults:error_500,rate_limit_429,ok]] crust']
+    with StandInServer(StandInSettings(retry_after="0")) as server:
+        [scored] = reranker(stand_in_services(server, tmp_path)).score(
+            ["Which lava?"], [[Candidate(f"c{i}", text) for i, text in enumerate(passages)]])
+        assert server.stats.completions_requests == 4 + 2  # one fault-free request each, two retries
+    assert scored.scores == [1.0, 0.0, 0.5, 1.0]
+    assert scored.llm_calls == 4 and scored.llm_tokens > 0
+    assert (tmp_path / "stages" / "llm_rerank").is_dir()  # the stage's own generation cache
+
+
+def test_a_request_failing_for_good_stops_with_one_line(tmp_path):
+    with StandInServer(StandInSettings(retry_after="0")) as server:
+        with pytest.raises(BenchError) as caught:
+            reranker(stand_in_services(server, tmp_path)).score(["q?"], [[Candidate("a", "x [[faults:error_500]]")]])
+    assert str(caught.value).startswith("retrievers.llm_rerank.params.reranker: a relevance request failed for good "
+                                        "(server_error")
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.slow
+def test_the_local_smollm2_scores_by_the_log_prob_of_yes(tmp_path):
+    """The real llama.cpp server: each score is the probability of a "yes" first token, summed over
+    the alternatives the server listed; checked against the log-probs stored in the generation cache."""
+    services = StageServices(build_generator, LocalGeneratorConfig(n_threads=2), tmp_path)
+    candidates = [Candidate("saturn", "Saturn is the sixth planet from the Sun and the second largest planet."),
+                  Candidate("espresso", "Espresso is a coffee beverage brewed by forcing hot water through coffee.")]
+    [scored] = reranker(services).score(["Which is the sixth planet from the Sun?"], [candidates])
+    assert scored.llm_calls == 2 and scored.llm_tokens > 0
+    records = [json.loads(line) for line in next((tmp_path / "stages" / "llm_rerank").rglob("*.jsonl")).read_text().splitlines()]
+    assert len(records) == 2 and all(record["top_logprobs"] for record in records)
+    by_yes = sorted(sum(math.exp(lp) for token, lp in record["top_logprobs"].items() if token.strip().lower() == "yes")
+                    for record in records)
+    assert sorted(scored.scores) == pytest.approx(by_yes)
+    assert all(0.0 <= score < 1.0 for score in scored.scores)
