@@ -5,8 +5,9 @@ A ranked list is ordered by
 1. score descending, compared as 32-bit floats (scores are rounded to float32 once, where a
    retriever hands them out, exactly as trec_eval and pytrec_eval store them: a TREC file we write
    is read back with the very same values and ties);
-2. for fusions only, the best (smallest) rank the item had in any fused input: an item an input
-   put higher goes first (:mod:`rag.retrievers.fusion`);
+2. for fusions and reranks only, the best (smallest) rank the item had in any fused or reranked
+   input: an item an input put higher goes first (:mod:`rag.retrievers.fusion`,
+   :mod:`rag.retrievers.rerank`);
 3. chunk id descending — trec_eval's rule (``evaluation.runs.ranked_ids``) — with ids compared in
    the form they have in a TREC file (:func:`evaluation.encode_trec_id`: the id itself unless it
    holds white space, control characters or a backslash, which are escaped).
