@@ -43,12 +43,11 @@ from pathlib import Path
 from typing import NoReturn
 
 import openai
-from tenacity import RetryCallState
 
 from rag.endpoints.clients import NO_KEY_PLACEHOLDER, ClientFactory, default_client_factory
 from rag.endpoints.keys import endpoint_api_key
 from rag.endpoints.preflight import preflight
-from rag.endpoints.retry import Backoff, RequestFailure, classify, retrying
+from rag.endpoints.retry import Backoff, RequestFailure, classify, retry_logger, retrying
 from rag.errors import BenchError
 from rag.progress import progress as progress_bar
 from rag.generation.base import GENERATORS, GenerationRequest, GenerationResult, Generator, ProgressCallback
@@ -209,7 +208,7 @@ class ChatGenerator(Generator):
         extra["attempt_errors"] = attempt_errors
         try:
             async for attempt in retrying(
-                self.config.max_retries, self._backoff, lambda state: self._log_retry(request.key, state)
+                self.config.max_retries, self._backoff, retry_logger(log, f"{request.key}:")
             ):
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
@@ -260,16 +259,13 @@ class ChatGenerator(Generator):
             raise RequestFailure("empty_response", "the response has no choices or an empty message", True)
         usage = completion.usage
         tokens = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else (0, 0)
-        return self.redactor.text(choices[0].message.content.strip()), tokens, first_token_logprobs(choices[0])
+        alternatives = first_token_logprobs(choices[0])
+        if alternatives is not None:
+            alternatives = {self.redactor.text(token): logprob for token, logprob in alternatives.items()}
+        return self.redactor.text(choices[0].message.content.strip()), tokens, alternatives
 
     async def _ensure_endpoint(self) -> None:
         """Hook run before every attempt (the local generator restarts a dead server here)."""
-
-    @staticmethod
-    def _log_retry(key: str, state: RetryCallState) -> None:
-        failure = state.outcome.exception() if state.outcome else None
-        log.info("%s: attempt %d failed (%s); retrying in %.2f s", key, state.attempt_number, failure,
-                 state.next_action.sleep if state.next_action else 0.0)
 
 
 def first_token_logprobs(choice) -> dict[str, float] | None:
