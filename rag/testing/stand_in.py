@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         server.stop()
         stats = {"requests": server.stats.requests, "completions_requests": server.stats.completions_requests,
-                 "embedding_requests": server.stats.embedding_requests,
+                 "embedding_requests": server.stats.embedding_requests, "rerank_requests": server.stats.rerank_requests,
                  "texts_embedded": server.stats.texts_embedded, "faults": dict(server.stats.faults)}
         print("STATS " + json.dumps(stats), flush=True)
 
