@@ -37,6 +37,7 @@ class QueryTransform(ABC):
         self.method = method
         self.params = params
         self.services: "StageServices | None" = None
+        self.failed_generations = 0  # LLM generations that failed after their retries (rag.query_transforms.llm)
 
     def use(self, services: "StageServices") -> None:
         """Receive the run's services (the LLM transforms need them; offline ones ignore them)."""
