@@ -214,3 +214,12 @@ def test_query_settings_change_the_cache_key_but_not_a_plain_one():
     plain = fingerprint({})
     assert "query" not in plain["params"]  # caches written before query transforms stay valid
     assert len({str(fingerprint(p)) for p in [{}, {"query": {"type": "rm3"}}, {"query": {"type": "rm3", "fb_terms": 20}}]}) == 3
+
+
+def test_a_run_config_names_the_query_key():
+    from rag.config import config_from_mapping
+
+    with pytest.raises(ConfigError) as error:
+        config_from_mapping({"name": "t", "dataset": {"format": "wiki"}, "retrievers": [
+            {"name": "bm25_rm3", "type": "bm25", "params": {"query": {"type": "rm3", "fb_terms": -1}}}]}, Path("."))
+    assert error.value.key == "retrievers.bm25_rm3.params.query.fb_terms"
