@@ -35,6 +35,12 @@ each query token in query order — all queries of a search at once, in a compil
 wraps the library itself (the reference; not cached, slow). Both rank with
 :func:`rag.retrievers.ranking.top_k_indices` (float32 score desc, chunk id desc: the one tie rule).
 
+**Weighted queries** (:meth:`BM25Retriever.search_weighted`, used by RM3,
+:mod:`rag.query_transforms.rm3`): {term: w > 0} scores sum_t w * score(t, d) — Lucene's boosted term
+queries; the kernel multiplies each posting by its term's weight, 1 for a plain query (x * 1.0 is
+x, so plain scores keep their bits). With ``query:`` the retriever searches through a query transform
+(:mod:`rag.query_transforms`: ``rm3``, ``multi_query``); the index does not depend on it.
+
 Differences from rank-bm25, by design: k1 must be > 0 (rank-bm25 divides 0 by 0 for k1 = 0), and an
 empty document with b = 1 scores 0 where rank-bm25 gives NaN.
 """

@@ -23,7 +23,8 @@ its positive scores only (at most k); with ``fill_zeros`` (rank-bm25's top-k ove
 fewer than k are followed by the documents scoring 0 (untouched, or rounded to 0), index descending,
 and a query that would then still need negative scores (possible only with negative idf) is left
 short, for the caller. The caller (:class:`rag.retrievers.bm25.SparseBM25`) gives the kernel only
-queries whose postings are all positive in float32, so "positive score" is "holds a query term".
+queries whose (weighted) postings are all positive in float32, so "positive score" is "holds a query
+term".
 
 Queries run one after another with one score buffer; a search reading many postings
 (:data:`PARALLEL_POSTINGS`) is split into one contiguous share of queries per thread (``prange``).

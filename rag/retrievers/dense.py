@@ -18,6 +18,10 @@ stopped; the model is loaded only when something has to be encoded. The Chroma s
 A Milvus store (:mod:`milvus_store`) follows the same rules; ``search: hnsw`` then means "search
 the store", whatever its ``index`` (FLAT, HNSW, IVF_FLAT), and the fidelity check compares it with
 exact search all the same.
+
+With ``query:`` the searches go through a query transform (:mod:`rag.query_transforms`: ``hyde``
+searches its own vector with :meth:`DenseRetriever.search_vectors`, ``multi_query`` fuses several
+plain searches); the index does not depend on it.
 """
 
 from __future__ import annotations
