@@ -35,6 +35,12 @@ each query token in query order — all queries of a search at once, in a compil
 wraps the library itself (the reference; not cached, slow). Both rank with
 :func:`rag.retrievers.ranking.top_k_indices` (float32 score desc, chunk id desc: the one tie rule).
 
+**Weighted queries** (:meth:`BM25Retriever.search_weighted`, used by RM3,
+:mod:`rag.query_transforms.rm3`): {term: w > 0} scores sum_t w * score(t, d) — Lucene's boosted term
+queries; the kernel multiplies each posting by its term's weight, 1 for a plain query (x * 1.0 is
+x, so plain scores keep their bits). With ``query:`` the retriever searches through a query transform
+(:mod:`rag.query_transforms`: ``rm3``, ``multi_query``); the index does not depend on it.
+
 Differences from rank-bm25, by design: k1 must be > 0 (rank-bm25 divides 0 by 0 for k1 = 0), and an
 empty document with b = 1 scores 0 where rank-bm25 gives NaN.
 """
@@ -47,16 +53,19 @@ import math
 import zipfile
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal
 
 import numpy as np
 import scipy.sparse
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from rag.errors import BenchError
 from rag.io_utils import atomic_write_json, naming_path
 from rag.progress import progress
+from rag.query_transforms.base import TransformedSearch, build_transform
+from rag.query_transforms.config import QueryTransformConfig, for_retriever
 from rag.registry import Registry
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.retrievers.index_cache import IndexDir, index_key
@@ -79,6 +88,23 @@ class BM25Params(RetrieverParams):
     tokenizer: TokenizerParams = Field(default_factory=TokenizerParams)
     non_matching: Literal["drop", "keep"] = Field(
         "drop", description="drop: a list holds only chunks sharing a query token; keep: every chunk ranked (module doc)")
+    query: QueryTransformConfig | None = Field(None, description="a query transform: rm3 or multi_query (rag.query_transforms)")
+
+    @field_validator("query")
+    @classmethod
+    def _query_applies(cls, query):
+        return for_retriever(query, "bm25")
+
+    @model_serializer(mode="wrap")
+    def _no_query_unsaid(self, handler) -> dict:
+        """No transform is left out of dumps, so cache keys written before ``query`` existed stay valid."""
+        data = handler(self)
+        if self.query is None:
+            data.pop("query", None)
+        return data
+
+    def llm_calls_per_query(self) -> int:
+        return self.query.llm_calls_per_query() if self.query is not None else 0
 
     @model_validator(mode="after")
     def _variant_parameters(self) -> "BM25Params":
@@ -186,8 +212,13 @@ class BM25Backend(ABC):
         """Build from the documents' texts, or load from ``cache`` when it is complete."""
 
     @abstractmethod
-    def scores(self, query_tokens: list[str]) -> np.ndarray:
-        """float64 score of each document."""
+    def scores(self, query_tokens: list[str], weights: Sequence[float] | None = None) -> np.ndarray:
+        """float64 score of each document: the sum over the query's tokens, in order, of
+        weight * score(t, d) (weight 1 for every token when ``weights`` is None)."""
+
+    @abstractmethod
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """df(t), the documents holding t, for each term (0 for a term the index lacks)."""
 
     @abstractmethod
     def matching(self, query_tokens: list[str]) -> np.ndarray:
@@ -196,11 +227,16 @@ class BM25Backend(ABC):
     def top_k(self, texts: Sequence[str], tokenizer: Tokenizer, k: int,
               keep_non_matching: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per query text, its ``k`` best matching documents (every document with
-        ``keep_non_matching``) under the one tie rule: (positions, float32 scores). By default one
-        query at a time (:meth:`scores`, :meth:`matching`, :func:`top_k_positive_first`)."""
+        ``keep_non_matching``) under the one tie rule: (positions, float32 scores)."""
+        return self.top_k_weighted([(tokens, None) for tokens in tokenizer.many(texts)], k, keep_non_matching)
+
+    def top_k_weighted(self, queries: Sequence[tuple[list[str], Sequence[float] | None]], k: int,
+                       keep_non_matching: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`top_k` for queries given as (terms, their positive weights or None for 1 each). By
+        default one query at a time (:meth:`scores`, :meth:`matching`, :func:`top_k_positive_first`)."""
         best = []
-        for query_tokens in tokenizer.many(texts):
-            scores = ranking_scores(self.scores(query_tokens))
+        for query_tokens, weights in queries:
+            scores = ranking_scores(self.scores(query_tokens, weights))
             if keep_non_matching:
                 top = top_k_positive_first(scores, k)
             else:  # candidates in index order: top_k_indices's index-desc tie rule holds among them
@@ -231,7 +267,7 @@ class SparseBM25(BM25Backend):
     def __init__(self) -> None:
         self._postings: scipy.sparse.csc_matrix | None = None
         self._zero_tf_scores = np.empty(0)
-        self._positive_terms = np.empty(0, dtype=bool)
+        self._term_minima = np.empty(0)  # per term: its smallest posting (inf for none)
         self._vocabulary: dict[str, int] = {}
         self._query_vocabulary: Vocabulary | None = None  # built on the first search (see top_k)
 
@@ -289,7 +325,7 @@ class SparseBM25(BM25Backend):
         self._postings = scipy.sparse.csc_matrix((values, rows, indptr), shape=(n_docs, n_terms))
         # B(d) = 1 when |d| = avgdl: the tf = 0 score does not depend on |d| (except 0/0, see module doc).
         self._zero_tf_scores = variant.term_scores(idf, np.zeros(n_terms), np.float64(avgdl), avgdl)
-        self._positive_terms = positive_columns(self._postings)
+        self._term_minima = column_minima(self._postings)
 
     def _save(self, cache: IndexDir) -> None:
         with naming_path(cache.path):  # a full disk names the index directory
@@ -310,26 +346,30 @@ class SparseBM25(BM25Backend):
             raise ValueError(f"inconsistent files: {postings.shape[1]} posting columns, {len(zero_tf_scores)} "
                              f"tf = 0 scores, {len(terms)} terms")
         self._postings, self._zero_tf_scores = postings, zero_tf_scores
-        self._positive_terms = positive_columns(postings)
+        self._term_minima = column_minima(postings)
         self._vocabulary = {term: i for i, term in enumerate(terms)}
 
-    def scores(self, query_tokens: list[str]) -> np.ndarray:
+    def scores(self, query_tokens: list[str], weights: Sequence[float] | None = None) -> np.ndarray:
         postings = self._postings
         indptr, rows, values = postings.indptr, postings.indices, postings.data
         scores = np.zeros(postings.shape[0])
-        for token in query_tokens:
+        for token, weight in zip(query_tokens, weights if weights is not None else [1.0] * len(query_tokens)):
             term = self._vocabulary.get(token)
             if term is None:
                 continue
             start, end = indptr[term], indptr[term + 1]
             zero_tf_score = self._zero_tf_scores[term]
             if zero_tf_score == 0.0:
-                scores[rows[start:end]] += values[start:end]
+                scores[rows[start:end]] += values[start:end] * weight
             else:  # every document gets the term's tf = 0 score, as in rank-bm25's dense loop
                 contribution = np.full(postings.shape[0], zero_tf_score)
                 contribution[rows[start:end]] = values[start:end]
-                scores += contribution
+                scores += contribution * weight
         return scores
+
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        counts = np.diff(self._postings.indptr)
+        return {term: int(counts[self._vocabulary[term]]) if term in self._vocabulary else 0 for term in terms}
 
     def matching(self, query_tokens: list[str]) -> np.ndarray:
         indptr, rows = self._postings.indptr, self._postings.indices
@@ -350,26 +390,47 @@ class SparseBM25(BM25Backend):
         numbers past its vocabulary and are dropped (they add 0, as in rank-bm25)."""
         if self._zero_tf_scores.any() or k <= 0:
             return super().top_k(texts, tokenizer, k, keep_non_matching)
-        from rag.retrievers.bm25_kernel import top_k_many  # numba loads in about 1 s: only when searching
-
         if self._query_vocabulary is None:
             self._query_vocabulary = Vocabulary(self._vocabulary)
         codes, lengths = tokenizer.encode(texts, self._query_vocabulary)
+        return self._kernel_top_k(codes, lengths, None, k, keep_non_matching,
+                                  lambda i: super(SparseBM25, self).top_k([texts[i]], tokenizer, k, keep_non_matching)[0])
+
+    def top_k_weighted(self, queries: Sequence[tuple[list[str], Sequence[float] | None]], k: int,
+                       keep_non_matching: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
+        """As :meth:`top_k`, for queries of terms (unknown terms dropped) with positive weights."""
+        if self._zero_tf_scores.any() or k <= 0:
+            return super().top_k_weighted(queries, k, keep_non_matching)
+        unknown = len(self._vocabulary)
+        codes = np.array([self._vocabulary.get(term, unknown) for terms, _ in queries for term in terms], dtype=np.int64)
+        weights = np.array([w for terms, given in queries for w in (given if given is not None else [1.0] * len(terms))])
+        lengths = np.array([len(terms) for terms, _ in queries], dtype=np.int64)
+        return self._kernel_top_k(codes, lengths, weights, k, keep_non_matching,
+                                  lambda i: super(SparseBM25, self).top_k_weighted([queries[i]], k, keep_non_matching)[0])
+
+    def _kernel_top_k(self, codes: np.ndarray, lengths: np.ndarray, weights: np.ndarray | None, k: int,
+                      keep_non_matching: bool, one_at_a_time) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The queries' top-k from the kernel: ``codes`` (term numbers, those past the index's
+        vocabulary dropped) and their ``weights`` (None: 1 each), ``lengths`` terms per query. A query
+        with a term whose weighted postings are not all positive in float32 is ranked by
+        ``one_at_a_time(i)`` instead (see :meth:`top_k`)."""
+        from rag.retrievers.bm25_kernel import top_k_many  # numba loads in about 1 s: only when searching
+
+        n_queries = len(lengths)
         known = codes < len(self._vocabulary)
-        query_of_code = np.repeat(np.arange(len(texts)), lengths)[known]
+        query_of_code = np.repeat(np.arange(n_queries), lengths)[known]
         terms = codes[known]
-        starts = np.concatenate([[0], np.cumsum(np.bincount(query_of_code, minlength=len(texts)))])
-        not_positive = np.bincount(query_of_code, weights=~self._positive_terms[terms], minlength=len(texts)) > 0
+        weights = None if weights is None else weights[known]
+        if weights is not None and not (weights > 0).all():
+            raise ValueError("BM25: a weighted query's weights must be positive")
+        lowest = self._term_minima[terms] if weights is None else self._term_minima[terms] * weights
+        starts = np.concatenate([[0], np.cumsum(np.bincount(query_of_code, minlength=n_queries))])
+        not_positive = np.bincount(query_of_code, weights=lowest <= FLOAT32_ZERO_BOUND, minlength=n_queries) > 0
         postings = self._postings
         documents, scores, counts = top_k_many(postings.indptr, postings.indices, postings.data, postings.shape[0],
-                                               terms, starts, k, fill_zeros=keep_non_matching)
-        best = []
-        for i, text in enumerate(texts):
-            if not_positive[i]:
-                best.extend(super().top_k([text], tokenizer, k, keep_non_matching))
-            else:
-                best.append((documents[i, : counts[i]], scores[i, : counts[i]]))
-        return best
+                                               terms, starts, k, fill_zeros=keep_non_matching, weights=weights)
+        return [one_at_a_time(i) if not_positive[i] else (documents[i, : counts[i]], scores[i, : counts[i]])
+                for i in range(n_queries)]
 
 
 @BM25_BACKENDS.register("rank_bm25")
@@ -382,8 +443,18 @@ class RankBM25(BM25Backend):
     def build(self, variant: BM25Variant, texts: Sequence[str], tokenizer: Tokenizer, cache: IndexDir) -> None:
         self._model = variant.reference([tokenizer(text) for text in progress(texts, desc="BM25: tokenizing", unit="chunk")])
 
-    def scores(self, query_tokens: list[str]) -> np.ndarray:
-        return np.asarray(self._model.get_scores(query_tokens), dtype=np.float64)
+    def scores(self, query_tokens: list[str], weights: Sequence[float] | None = None) -> np.ndarray:
+        if weights is None:
+            return np.asarray(self._model.get_scores(query_tokens), dtype=np.float64)
+        total = np.zeros(len(self._model.doc_freqs))
+        for token, weight in zip(query_tokens, weights):
+            total += np.asarray(self._model.get_scores([token]), dtype=np.float64) * weight
+        return total
+
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        wanted = set(terms)
+        found = Counter(term for frequencies in self._model.doc_freqs for term in wanted.intersection(frequencies))
+        return {term: found[term] for term in terms}
 
     def matching(self, query_tokens: list[str]) -> np.ndarray:
         tokens = set(query_tokens)
@@ -391,8 +462,9 @@ class RankBM25(BM25Backend):
 
 
 @RETRIEVERS.register("bm25")
-class BM25Retriever(Retriever):
-    """BM25 over chunk texts; see the module docstring for the formulas."""
+class BM25Retriever(TransformedSearch, Retriever):
+    """BM25 over chunk texts; see the module docstring for the formulas. With ``query:`` its searches
+    go through a query transform (:mod:`rag.query_transforms`: rm3, multi_query)."""
 
     Params = BM25Params
     params: BM25Params
@@ -403,20 +475,54 @@ class BM25Retriever(Retriever):
         self.variant: BM25Variant = BM25_VARIANTS.get(params.variant)(params)
         self._backend: BM25Backend = BM25_BACKENDS.get(params.backend)()
         self._chunk_ids = np.empty(0, dtype=object)
+        self._texts: dict[str, str] = {}
+        self._term_counts: dict[str, Counter[str]] = {}  # feedback chunks' term vectors, computed once
+        self.transform = build_transform(name, params.query)
 
     def index(self, chunks: Sequence[Chunk], storage: IndexStorage) -> None:
         ordered = sorted_by_id(chunks)
         if not ordered:
             raise BenchError(f"retriever {self.name!r}: cannot index an empty corpus")
-        settings = self.params.model_dump(exclude={"backend", "non_matching"})  # what the index depends on
+        settings = self.params.model_dump(exclude={"backend", "non_matching", "query"})  # what the index depends on
         cache = IndexDir(storage.own, "bm25", index_key(settings, ordered))
         self._backend.build(self.variant, [chunk.text for chunk in ordered], self.tokenizer, cache)
         self._chunk_ids = np.array([chunk.chunk_id for chunk in ordered], dtype=object)
+        self._texts = {chunk.chunk_id: chunk.text for chunk in ordered}
+        self._term_counts = {}
 
-    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+    def search_plain(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        """BM25 of the query texts, without the transform."""
+        self._check_indexed()
+        best = self._backend.top_k(queries, self.tokenizer, k, keep_non_matching=self.params.non_matching == "keep")
+        return self._rankings(best)
+
+    def search_weighted(self, queries: Sequence[Mapping[str, float]], k: int) -> list[Ranking]:
+        """Weighted BM25 queries {term: weight > 0} over our tokenizer's terms:
+        score(d) = sum_t weight(t) * score(t, d) (a term the index lacks adds 0)."""
+        self._check_indexed()
+        given = [(list(query), list(query.values())) for query in queries]
+        best = self._backend.top_k_weighted(given, k, keep_non_matching=self.params.non_matching == "keep")
+        return self._rankings(best)
+
+    def term_counts(self, chunk_ids: Sequence[str]) -> list[Counter[str]]:
+        """Each chunk's term counts under this retriever's tokenizer (RM3's feedback vectors)."""
+        missing = [chunk_id for chunk_id in dict.fromkeys(chunk_ids) if chunk_id not in self._term_counts]
+        for chunk_id, terms in zip(missing, self.tokenizer.many([self._texts[c] for c in missing])):
+            self._term_counts[chunk_id] = Counter(terms)
+        return [self._term_counts[chunk_id] for chunk_id in chunk_ids]
+
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """df(t) over the indexed chunks."""
+        return self._backend.document_frequencies(terms)
+
+    def n_documents(self) -> int:
+        return int(self._chunk_ids.size)
+
+    def _check_indexed(self) -> None:
         if self._chunk_ids.size == 0:
             raise BenchError(f"retriever {self.name!r}: search() called before index()")
-        best = self._backend.top_k(queries, self.tokenizer, k, keep_non_matching=self.params.non_matching == "keep")
+
+    def _rankings(self, best: list[tuple[np.ndarray, np.ndarray]]) -> list[Ranking]:
         return [Ranking(self._chunk_ids[top].tolist(), scores.astype(np.float64).tolist()) for top, scores in best]
 
 
@@ -424,16 +530,17 @@ class BM25Retriever(Retriever):
 FLOAT32_ZERO_BOUND = 2.0**-150
 
 
-def positive_columns(postings: scipy.sparse.csc_matrix) -> np.ndarray:
-    """Per term (column): True when every one of its postings is positive in float32 (an empty
-    column too). A sum of such values is positive in float32, so for a query of these terms a
-    document matches exactly when its float32 score is positive (what the kernel ranks)."""
-    positive = np.ones(postings.shape[1], dtype=bool)
+def column_minima(postings: scipy.sparse.csc_matrix) -> np.ndarray:
+    """Per term (column): its smallest posting (inf for an empty column). A term whose (weighted)
+    postings all exceed :data:`FLOAT32_ZERO_BOUND` is positive in float32 wherever it occurs; a sum
+    of such values is positive in float32, so for a query of these terms a document matches exactly
+    when its float32 score is positive (what the kernel ranks)."""
+    minima = np.full(postings.shape[1], np.inf)
     starts = postings.indptr[:-1]
     filled = np.flatnonzero(np.diff(postings.indptr) > 0)
     if len(filled):
-        positive[filled] = np.minimum.reduceat(postings.data, starts[filled]) > FLOAT32_ZERO_BOUND
-    return positive
+        minima[filled] = np.minimum.reduceat(postings.data, starts[filled])
+    return minima
 
 
 def top_k_positive_first(scores: np.ndarray, k: int) -> np.ndarray:

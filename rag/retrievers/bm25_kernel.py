@@ -1,8 +1,9 @@
 """The BM25 query kernel: many queries scored and ranked at once, compiled with numba.
 
-For one query, every document's score is the sum, in query order, of score(t, d) over the query's
-tokens t (repeats included), starting from 0 — rank-bm25's order of additions, so the float64 sums
-are bit for bit rank-bm25's for variants whose tf = 0 score is 0 (okapi, bm25l; see
+For one query, every document's score is the sum, in query order, of w_t * score(t, d) over the
+query's tokens t (repeats included), starting from 0, with w_t = 1 for a plain query (a weighted
+query, :mod:`rag.query_transforms.rm3`, lists each term once with its weight; x * 1.0 is x exactly)
+— rank-bm25's order of additions, so the float64 sums of a plain query are bit for bit rank-bm25's for variants whose tf = 0 score is 0 (okapi, bm25l; see
 :mod:`rag.retrievers.bm25`). A query's postings are added into one float64 score buffer in two ways:
 
 - *sparse* (a query reading fewer than n_docs / :data:`DENSE_READS` postings): each document is
@@ -22,7 +23,8 @@ its positive scores only (at most k); with ``fill_zeros`` (rank-bm25's top-k ove
 fewer than k are followed by the documents scoring 0 (untouched, or rounded to 0), index descending,
 and a query that would then still need negative scores (possible only with negative idf) is left
 short, for the caller. The caller (:class:`rag.retrievers.bm25.SparseBM25`) gives the kernel only
-queries whose postings are all positive in float32, so "positive score" is "holds a query term".
+queries whose (weighted) postings are all positive in float32, so "positive score" is "holds a query
+term".
 
 Queries run one after another with one score buffer; a search reading many postings
 (:data:`PARALLEL_POSTINGS`) is split into one contiguous share of queries per thread (``prange``).
@@ -77,11 +79,11 @@ def _replace_root(heap, size, key) -> None:
 
 
 @njit(cache=True)
-def _one_query(indptr, rows, values, terms, k, dense_reads, fill_zeros, buffer, marked, listed, heap, out_docs,
+def _one_query(indptr, rows, values, terms, weights, k, dense_reads, fill_zeros, buffer, marked, listed, heap, out_docs,
                out_scores) -> int:
-    """Score one query (``terms``: term numbers in query order) into ``buffer``; write its ranked
-    documents to ``out_*``: the positive scores, then (``fill_zeros``) the zero scores; return how
-    many (at most k)."""
+    """Score one query (``terms``: term numbers in query order, each posting times its ``weights``
+    entry) into ``buffer``; write its ranked documents to ``out_*``: the positive scores, then
+    (``fill_zeros``) the zero scores; return how many (at most k)."""
     n_docs = len(buffer)
     reads = 0
     for term in terms:
@@ -89,20 +91,22 @@ def _one_query(indptr, rows, values, terms, k, dense_reads, fill_zeros, buffer, 
     dense = reads * dense_reads >= n_docs
     n_listed = 0
     if dense:
-        for term in terms:
+        for j in range(len(terms)):
+            term, weight = terms[j], weights[j]
             for position in range(indptr[term], indptr[term + 1]):
-                buffer[rows[position]] += values[position]
+                buffer[rows[position]] += values[position] * weight
         for document in range(n_docs):
             listed[n_listed] = document
             n_listed += np.float32(buffer[document]) > 0
     else:
-        for term in terms:
+        for j in range(len(terms)):
+            term, weight = terms[j], weights[j]
             for position in range(indptr[term], indptr[term + 1]):
                 document = rows[position]
                 listed[n_listed] = document
                 n_listed += 1 - marked[document]
                 marked[document] = 1
-                buffer[document] += values[position]
+                buffer[document] += values[position] * weight
     size = 0
     for i in range(n_listed):
         document = listed[i]
@@ -138,8 +142,8 @@ def _one_query(indptr, rows, values, terms, k, dense_reads, fill_zeros, buffer, 
 
 
 @njit(cache=True)
-def _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, fill_zeros, first, stop, docs, scores,
-                 counts) -> None:
+def _top_k_share(indptr, rows, values, n_docs, query_terms, query_weights, query_starts, k, dense_reads, fill_zeros, first,
+                 stop, docs, scores, counts) -> None:
     """Queries ``first`` to ``stop``, one after another, with one score buffer."""
     buffer = np.zeros(n_docs, dtype=np.float64)
     marked = np.zeros(n_docs, dtype=np.uint8)
@@ -147,16 +151,17 @@ def _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, den
     heap = np.empty(k, dtype=np.uint64)
     for query in range(first, stop):
         terms = query_terms[query_starts[query] : query_starts[query + 1]]
-        counts[query] = _one_query(indptr, rows, values, terms, k, dense_reads, fill_zeros, buffer, marked, listed, heap,
+        weights = query_weights[query_starts[query] : query_starts[query + 1]]
+        counts[query] = _one_query(indptr, rows, values, terms, weights, k, dense_reads, fill_zeros, buffer, marked, listed, heap,
                                    docs[query], scores[query])
 
 
 @njit(cache=True, parallel=True)
-def _top_k_parallel(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, fill_zeros, n_shares, docs, scores,
-                    counts) -> None:
+def _top_k_parallel(indptr, rows, values, n_docs, query_terms, query_weights, query_starts, k, dense_reads, fill_zeros, n_shares,
+                    docs, scores, counts) -> None:
     n_queries = len(query_starts) - 1
     for share in prange(n_shares):
-        _top_k_share(indptr, rows, values, n_docs, query_terms, query_starts, k, dense_reads, fill_zeros,
+        _top_k_share(indptr, rows, values, n_docs, query_terms, query_weights, query_starts, k, dense_reads, fill_zeros,
                      share * n_queries // n_shares, (share + 1) * n_queries // n_shares, docs, scores, counts)
 
 
@@ -166,9 +171,10 @@ PARALLEL_POSTINGS = 1 << 24
 
 
 def top_k_many(indptr: np.ndarray, rows: np.ndarray, values: np.ndarray, n_docs: int,
-               terms: np.ndarray, starts: np.ndarray, k: int, fill_zeros: bool = False
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each query ``i`` (term numbers ``terms[starts[i]:starts[i + 1]]``, in query order): its
+               terms: np.ndarray, starts: np.ndarray, k: int, fill_zeros: bool = False,
+               weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each query ``i`` (term numbers ``terms[starts[i]:starts[i + 1]]``, in query order, each
+    with its positive ``weights`` entry, default 1: a weighted query, :mod:`rag.query_transforms.rm3`): its
     best documents (k columns, the first ``counts[i]`` valid), their float32 scores, and ``counts``:
     the documents with a positive score, then with ``fill_zeros`` those scoring 0 (module docstring).
     Document numbers must fit in 32 bits (the heap keys)."""
@@ -176,13 +182,14 @@ def top_k_many(indptr: np.ndarray, rows: np.ndarray, values: np.ndarray, n_docs:
         raise ValueError(f"{n_docs} documents: the kernel numbers documents in 32 bits")
     n_queries = len(starts) - 1
     k = max(k, 1)
+    weights = np.ones(len(terms)) if weights is None else np.asarray(weights, dtype=np.float64)
     docs = np.empty((n_queries, k), dtype=np.int64)
     scores = np.empty((n_queries, k), dtype=np.float32)
     counts = np.zeros(n_queries, dtype=np.int64)
     reads = int(np.diff(indptr)[terms].sum())
     shares = min(get_num_threads(), n_queries) if reads >= PARALLEL_POSTINGS else 1
     if shares > 1:
-        _top_k_parallel(indptr, rows, values, n_docs, terms, starts, k, DENSE_READS, fill_zeros, shares, docs, scores, counts)
+        _top_k_parallel(indptr, rows, values, n_docs, terms, weights, starts, k, DENSE_READS, fill_zeros, shares, docs, scores, counts)
     else:
-        _top_k_share(indptr, rows, values, n_docs, terms, starts, k, DENSE_READS, fill_zeros, 0, n_queries, docs, scores, counts)
+        _top_k_share(indptr, rows, values, n_docs, terms, weights, starts, k, DENSE_READS, fill_zeros, 0, n_queries, docs, scores, counts)
     return docs, scores, counts

@@ -18,6 +18,10 @@ stopped; the model is loaded only when something has to be encoded. The Chroma s
 A Milvus store (:mod:`milvus_store`) follows the same rules; ``search: hnsw`` then means "search
 the store", whatever its ``index`` (FLAT, HNSW, IVF_FLAT), and the fidelity check compares it with
 exact search all the same.
+
+With ``query:`` the searches go through a query transform (:mod:`rag.query_transforms`: ``hyde``
+searches its own vector with :meth:`DenseRetriever.search_vectors`, ``multi_query`` fuses several
+plain searches); the index does not depend on it.
 """
 
 from __future__ import annotations
@@ -26,12 +30,14 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, model_serializer, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from rag.embeddings import Embedder, EmbeddingStore, Encoder
 from rag.encoders import EmbedderConfig, SentenceTransformersEmbedderConfig, build_encoder
 from rag.errors import BenchError
 from rag.models import DEFAULT_EMBEDDING_MODEL
+from rag.query_transforms.base import TransformedSearch, build_transform
+from rag.query_transforms.config import QueryTransformConfig, for_retriever
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.retrievers.chroma_store import HnswParams
 from rag.retrievers.index_cache import index_key
@@ -53,6 +59,15 @@ class DenseParams(RetrieverParams):
     port: int = Field(8000, gt=0, lt=65536)
     hnsw: HnswParams = Field(default_factory=HnswParams)
     store: StoreConfig = Field(default_factory=ChromaStoreConfig, description="vector store of search: hnsw")
+    query: QueryTransformConfig | None = Field(None, description="a query transform: hyde or multi_query (rag.query_transforms)")
+
+    @field_validator("query")
+    @classmethod
+    def _query_applies(cls, query):
+        return for_retriever(query, "dense")
+
+    def llm_calls_per_query(self) -> int:
+        return self.query.llm_calls_per_query() if self.query is not None else 0
 
     @model_validator(mode="after")
     def _device_is_local(self) -> "DenseParams":
@@ -65,11 +80,13 @@ class DenseParams(RetrieverParams):
 
     @model_serializer(mode="wrap")
     def _default_store_unsaid(self, handler) -> dict:
-        """The default Chroma store is left out of dumps, so run plans and cache keys written before
-        ``store`` existed stay valid."""
+        """The default Chroma store, and no query transform, are left out of dumps, so run plans and
+        cache keys written before ``store`` and ``query`` existed stay valid."""
         data = handler(self)
         if self.store.type == "chroma" and "store" not in self.model_fields_set:
             data.pop("store", None)
+        if self.query is None:
+            data.pop("query", None)
         return data
 
     def store_settings(self) -> dict:
@@ -84,8 +101,9 @@ class DenseParams(RetrieverParams):
 
 
 @RETRIEVERS.register("dense")
-class DenseRetriever(Retriever):
-    """Cosine-similarity retrieval over chunk embeddings; see the module docstring."""
+class DenseRetriever(TransformedSearch, Retriever):
+    """Cosine-similarity retrieval over chunk embeddings; see the module docstring. With ``query:``
+    its searches go through a query transform (:mod:`rag.query_transforms`: hyde, multi_query)."""
 
     Params = DenseParams
     params: DenseParams
@@ -100,6 +118,7 @@ class DenseRetriever(Retriever):
         self._chunk_ids: list[str] = []
         self._row_of: dict[str, int] = {}
         self._vectors = np.empty((0, 0), dtype=np.float32)  # unit vectors, rows in chunk-id order
+        self.transform = build_transform(name, params.query)
 
     def index(self, chunks: Sequence[Chunk], storage: IndexStorage) -> None:
         ordered = sorted_by_id(chunks)
@@ -119,12 +138,17 @@ class DenseRetriever(Retriever):
             key = index_key(self.params.store_settings(), ordered)
             self.collection_rebuilt = self.store.ensure(key, self._chunk_ids, self._vectors)
 
-    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+    def search_plain(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        """The queries' own embeddings searched, without the transform."""
         if self.embedder is None:
             raise BenchError(f"retriever {self.name!r}: search() called before index()")
         if not queries:
             return []
-        query_vectors = self.embed_queries(queries).astype(np.float64)
+        return self.search_vectors(self.embed_queries(queries), k)
+
+    def search_vectors(self, query_vectors: np.ndarray, k: int) -> list[Ranking]:
+        """Top-``k`` for query vectors given (unit length: scores are then cosines), as ``search`` ranks them."""
+        query_vectors = np.asarray(query_vectors).astype(np.float64)
         if self.store is None:
             return self._exact(query_vectors, k)
         rankings = []

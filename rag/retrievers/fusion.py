@@ -103,14 +103,7 @@ class FusionRetriever(Retriever):
         depth = self.params.input_depth(k)
         per_input = [retriever.search(queries, depth) for retriever in self.inputs]
         weights = self.weights()
-        fused = []
-        for lists in zip(*per_input):
-            best_rank: dict[str, int] = {}
-            for ranking in lists:
-                for rank, chunk_id in enumerate(ranking.chunk_ids, start=1):
-                    best_rank[chunk_id] = min(rank, best_rank.get(chunk_id, rank))
-            fused.append(ranking_from_pairs(self.fuse(list(lists), weights).items(), k, tie_break=best_rank.__getitem__))
-        return fused
+        return [fused_ranking(list(lists), self.fuse(list(lists), weights), k) for lists in zip(*per_input)]
 
     @abstractmethod
     def fuse(self, rankings: list[Ranking], weights: list[float]) -> dict[str, float]:
@@ -130,11 +123,26 @@ class RRFRetriever(FusionRetriever):
     params: RRFParams
 
     def fuse(self, rankings: list[Ranking], weights: list[float]) -> dict[str, float]:
-        fused: dict[str, float] = {}
-        for ranking, weight in zip(rankings, weights):
-            for rank, chunk_id in enumerate(ranking.chunk_ids, start=1):
-                fused[chunk_id] = fused.get(chunk_id, 0.0) + weight / (self.params.k + rank)
-        return fused
+        return rrf_scores(rankings, weights, self.params.k)
+
+
+def rrf_scores(rankings: Sequence[Ranking], weights: Sequence[float], k: float) -> dict[str, float]:
+    """Weighted RRF (module docstring): sum over the lists holding d of w_i / (k + rank_i(d))."""
+    fused: dict[str, float] = {}
+    for ranking, weight in zip(rankings, weights):
+        for rank, chunk_id in enumerate(ranking.chunk_ids, start=1):
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + weight / (k + rank)
+    return fused
+
+
+def fused_ranking(rankings: Sequence[Ranking], fused: Mapping[str, float], k: int) -> Ranking:
+    """The top-``k`` of one query's fused scores under the fusion tie rule (module docstring):
+    fused score desc (float32), then the best rank the chunk had in any of ``rankings``, then id desc."""
+    best_rank: dict[str, int] = {}
+    for ranking in rankings:
+        for rank, chunk_id in enumerate(ranking.chunk_ids, start=1):
+            best_rank[chunk_id] = min(rank, best_rank.get(chunk_id, rank))
+    return ranking_from_pairs(fused.items(), k, tie_break=best_rank.__getitem__)
 
 
 def minmax(scores: np.ndarray) -> np.ndarray:

@@ -1,0 +1,64 @@
+"""Multi-query retrieval (LangChain's ``MultiQueryRetriever``), fused with RRF (as RAG-Fusion), for a
+BM25 or dense retriever.
+
+For a question q the LLM is asked once (LangChain's prompt: "generate n different versions of the
+given user question ... separated by newlines"; :mod:`rag.query_transforms.llm`); its reply is split
+into lines (LangChain's ``LineListOutputParser``), each stripped of a leading list marker ("1.", "2)",
+"-", "*") and white space; empty lines, repeats and lines equal to q (case-insensitive) are dropped
+and the first ``n`` kept. q and each paraphrase are searched by the retriever to depth k, and the
+lists are fused with the project's RRF (:func:`rag.retrievers.fusion.rrf_scores`, weights 1,
+constant ``rrf_k`` = 60, and the fusion tie rule), where LangChain takes the unique union of the
+documents instead. A failed generation, or a reply with no usable line, leaves q's own list alone:
+the plain retriever's ranking.
+
+Cost: one request per question of at most ``max_tokens`` (96) tokens, then 1 + n searches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from rag.query_transforms.base import QUERY_TRANSFORMS, QueryTransform
+from rag.query_transforms.config import MultiQueryParams
+from rag.query_transforms.llm import ask
+from rag.retrievers.fusion import fused_ranking, rrf_scores
+from rag.types import Ranking
+
+_LIST_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
+
+
+def paraphrases(reply: str, question: str, n: int) -> list[str]:
+    """The usable lines of a reply (module docstring), at most ``n``."""
+    seen = {question.strip().casefold()}
+    found = []
+    for line in reply.splitlines():
+        text = _LIST_MARKER.sub("", line).strip()
+        if text and text.casefold() not in seen:
+            seen.add(text.casefold())
+            found.append(text)
+    return found[:n]
+
+
+@QUERY_TRANSFORMS.register("multi_query")
+class MultiQuery(QueryTransform):
+    """Multi-query over any retriever with ``search_plain`` (module docstring)."""
+
+    Params = MultiQueryParams
+    params: MultiQueryParams
+
+    def search(self, retriever, queries: Sequence[str], k: int) -> list[Ranking]:
+        if not queries:
+            return []
+        replies = ask(self, queries, 1, self.params.temperature)
+        groups = [[question, *paraphrases("\n".join(texts), question, self.params.n)]
+                  for question, texts in zip(queries, replies.texts)]
+        searched = retriever.search_plain([text for group in groups for text in group], k)
+        fused, start = [], 0
+        for group, calls, tokens in zip(groups, replies.calls, replies.tokens):
+            lists = searched[start : start + len(group)]
+            start += len(group)
+            ranking = fused_ranking(lists, rrf_scores(lists, [1.0] * len(lists), self.params.rrf_k), k)
+            fused.append(replace(ranking, llm_calls=calls, llm_tokens=tokens))
+        return fused
