@@ -15,8 +15,8 @@ randomization test of :func:`evaluation.compare_metrics`), or that the test is *
 its n no p-value after the correction can fall below alpha (the smallest attainable one is kept).
 
 Answer lift (``lifts``): each method's answer metrics minus the no-context baseline's (``control``,
-closed_book) on the same questions, per question set and pooled over the sets (every answered
-question weighs the same; the sign-flip test flips each question's difference on its own, so pooling
+closed_book) on the same questions, per question set and pooled over the run's own sets (not the
+derived ``@sample`` sets, whose answers their base sets hold already; every answered question weighs the same; the sign-flip test flips each question's difference on its own, so pooling
 and stratifying by set give the same test), with a paired bootstrap CI and the Holm-adjusted
 many-to-one tests (k - 1 comparisons per set and metric, not k (k - 1) / 2).
 
@@ -161,8 +161,9 @@ def answer_lifts(per_query: pd.DataFrame, metrics: Sequence[str], control: str,
     if not metrics or not sets:
         return pd.DataFrame()
     frames = [(s, answered[answered[schema.QUESTION_SET] == s]) for s in sets]
-    if len(sets) > 1:
-        pooled = answered[answered[schema.QUESTION_SET].isin(sets)]
+    own = [s for s in sets if schema.base_set(s) == s]  # a derived sample set repeats its base set's answers
+    if len(own) > 1:
+        pooled = answered[answered[schema.QUESTION_SET].isin(own)]
         frames.append((POOLED, pooled.assign(**{schema.QID: pooled[schema.QUESTION_SET] + "/" + pooled[schema.QID]})))
     rows = []
     for question_set, frame in frames:
