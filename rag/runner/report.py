@@ -3,8 +3,12 @@ per_query.csv, TREC runs, curves, report.html) and the manifest's last word."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from rag.config import RunConfig
 from rag.data import Dataset
+from rag.data.questions.leak import leak_fact
+from rag.data.questions.provenance import provenance_fact
 from rag.results import schema
 from rag.results.csv_files import write_csv
 from rag.results.curves import curves
@@ -12,7 +16,8 @@ from rag.results.format import legend
 from rag.results.headline import AnswerFailures, QuestionFigures, cannot_judge, figure_lines, headline
 from rag.results.html import write_html_report
 from rag.results.recommendation import recommend
-from rag.results.run_facts import RunFigures, run_facts
+from rag.results.run_facts import RunFigures, generator_label, run_facts
+from rag.results.validity import Agreement
 from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer
 from rag.runner.state import Chunked, Compared, Evaluated, Generated, Retrieved, RunContext, RunResult
@@ -33,18 +38,12 @@ def report_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved, genera
         write_trec_files(path / "runs", sets, retrieved.rankings, scorer.chunk_url, scorer.chunks_of_url, scorer.cutoffs())
         curve_table = curves(sets, retrieved.rankings, scorer.chunk_url, config.depth)
         write_csv(curve_table, path / "curves.csv")
-        figures = RunFigures(
-            configured_depth=chunked.configured_depth, chunks=len(chunked.chunks),
-            question_counts={name: len(qs) for name, qs in sets.items()},
-            set_leaks=run.manifest.data["data"]["question_sets"], failed_answers=answers.failed, tied=evaluated.tied,
-            fidelity=retrieved.fidelity, agreements=compared.agreements,
-            generation_facts=[*generated.facts, *evaluated.facts],
-            sample_lines=retrieved.sampled.plan_lines(config.cache_dir) if retrieved.sampled.llm_methods else [],
-        )
+        facts = run_facts(run_figures(run, chunked, retrieved, [*generated.facts, *evaluated.facts], evaluated.tied,
+                                      compared.agreements, answers.failed))
         write_html_report(
             path / "report.html", f"Retrieval benchmark: {data_label(config, run.dataset)}", comparison, per_query,
             curve_table, legend(comparison, config.evaluation.convention, level),
-            [run.redactor.text(f) for f in run_facts(config, run.dataset, figures)],
+            [run.redactor.text(f) for f in facts],
             hit_metric=hit_column(scorer, config.top_k), chunk_text=chunked.chunk_text,
             chunk_url=scorer.chunk_url, top_k=config.top_k, headline=warnings, question_figures=set_figures,
         )
@@ -55,6 +54,30 @@ def report_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved, genera
     )
     return RunResult(path, comparison, per_query, dict(run.timer.seconds), run.manifest.data, answers, warnings,
                      set_figures)
+
+
+def run_figures(run: RunContext, chunked: Chunked, retrieved: Retrieved, generation_facts: Sequence[str],
+                tied: Mapping[str, Mapping[str, int]], agreements: Sequence[Agreement], failed: int) -> RunFigures:
+    """What the run facts state (:mod:`rag.results.run_facts`), from the stages' outputs."""
+    config, dataset = chunked.config, run.dataset
+    set_leaks = run.manifest.data["data"]["question_sets"]  # measured once, by data_summary
+    generation = config.generation
+    return RunFigures(
+        name=config.name, seed=config.seed, top_k=config.top_k, depth=config.depth,
+        configured_depth=chunked.configured_depth, documents=len(dataset.documents), chunks=len(chunked.chunks),
+        question_counts={name: len(qs) for name, qs in retrieved.sampled.sets.items()},
+        data_facts=[*(provenance_fact(name, made) for name, made in dataset.question_provenance.items()
+                      if name in run.question_sets),
+                    leak_fact({name: entry["leak"] for name, entry in set_leaks.items()})],
+        generator=generator_label(generation.generator.type if generation else None,
+                                  getattr(generation.generator, "model", None) if generation else None,
+                                  generation.questions_per_set if generation else None),
+        failed_answers=failed, ties=config.evaluation.ties, tied=tied,
+        files_read=dataset.files_read, files_skipped=dataset.files_skipped, skipped=dict(dataset.skipped),
+        skipped_examples=list(dataset.skipped_examples), baselines=config.baselines, agreements=agreements,
+        generation_facts=generation_facts, fidelity=retrieved.fidelity,
+        sample_lines=retrieved.sampled.plan_lines(config.cache_dir) if retrieved.sampled.llm_methods else [],
+    )
 
 
 def judged_headline(run: RunContext, retrieved: Retrieved, compared: Compared,

@@ -75,11 +75,6 @@ class SampledSets:
         """The sets ``method`` is evaluated in: every set, or the LLM sets for an LLM-backed method."""
         return list(self.llm_sets) if method in self.llm_methods else list(self.sets)
 
-    @property
-    def derived(self) -> dict[str, str]:
-        """Derived set -> the set it was drawn from."""
-        return {name: schema.base_set(name) for name in self.sets if schema.base_set(name) != name}
-
     def plan_lines(self, cache_dir: Path) -> list[str]:
         """One line per LLM-backed method: calls per question, calls in all, estimated time (module docstring)."""
         latencies = [s for d in [cache_dir / "generation", *sorted((cache_dir / "stages").glob("*"))]
