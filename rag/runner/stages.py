@@ -72,7 +72,8 @@ def stage_services(run: RunContext) -> StageServices:
 def retrieve_stage(run: RunContext, chunked: Chunked) -> Retrieved:
     """Every method's ranking of every question of the sets it runs on (:mod:`rag.runner.sample`:
     LLM-backed methods on the sample only; a derived set reuses its base set's rankings), and each
-    HNSW retriever's fidelity to exact search."""
+    HNSW retriever's fidelity to exact search (not an LLM-backed one's: its 200-question sample would
+    send that many more questions to the LLM)."""
     config = chunked.config
     methods = config.methods or [spec.name for spec in config.retrievers]
     sampled = SampledSets.of(config, methods, run.question_sets)
