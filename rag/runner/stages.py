@@ -24,12 +24,11 @@ from rag.runner.answers import answered_questions, generate_answers
 from rag.runner.contexts import answer_in_context_columns, baseline_rankings, closed_book_methods, generation_requests
 from rag.runner.generation_stats import GenerationCounts
 from rag.runner.report import report_stage
-from rag.runner.retrieval import RetrievalStage
 from rag.runner.rows import build_per_query
 from rag.runner.sample import SampledSets
 from rag.runner.scoring import RetrievalScorer, count_ties_crossing
-from rag.runner.state import (Chunked, Compared, Evaluated, Generated, Rankings, Retrieved, RunContext,
-                              RunResult)
+from rag.runner.retrieval import CachedRanking, RetrievalStage
+from rag.runner.state import Chunked, Compared, Evaluated, Generated, Retrieved, RunContext, RunResult
 from rag.runner.statistics_cache import cached_comparison
 
 log = logging.getLogger(__name__)
@@ -79,7 +78,7 @@ def retrieve_stage(run: RunContext, chunked: Chunked) -> Retrieved:
     sampled = SampledSets.of(config, methods, run.question_sets)
     retrieval = RetrievalStage(config, chunked.chunks, chunked.fingerprint, run.timer, run.options.progress,
                                stage_services(run))
-    rankings: Rankings = {}
+    rankings: dict[str, dict[str, dict[str, CachedRanking]]] = {}
     for method in methods:
         rankings[method] = {}
         for set_name in sampled.sets_of(method):

@@ -18,7 +18,7 @@ from rag.manifest import Manifest
 from rag.results.comparison import Comparison, StatisticsSettings
 from rag.results.headline import AnswerFailures
 from rag.results.validity import Agreement
-from rag.runner.retrieval import CachedRanking
+from rag.runner.contexts import Rankings
 from rag.runner.rundir import RunDirectory
 from rag.runner.sample import SampledSets
 from rag.runner.scoring import RetrievalScorer
@@ -27,7 +27,6 @@ from rag.secrets import Redactor
 from rag.types import Chunk, Question
 
 GeneratorFactory = Callable[[Any, Path], AbstractContextManager[Generator]]
-Rankings = dict[str, dict[str, dict[str, CachedRanking]]]  # method -> question set -> qid -> list
 
 
 @dataclass(frozen=True)
