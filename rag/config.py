@@ -80,6 +80,19 @@ class GenerationSection(ConfigModel):
     question_sets: list[str] | None = Field(None, min_length=1)
 
 
+class StagesSampleSection(ConfigModel):
+    """The questions that methods calling an LLM per question (query transforms, LLM rerankers:
+    ``llm_calls_per_query() > 0``, themselves or through an input) run on when ``generation`` is off:
+    a seeded sample of ``questions_per_set`` per set of ``question_sets`` (default every set), drawn
+    as the answer sample is (:func:`rag.runner.answers.answer_sample`). With ``generation`` on, they
+    run on its answer sample instead, so their answers are compared too. Default 30: the fewest
+    questions a set needs before the headline stops calling it too few (rag/results/headline.py).
+    docs/evaluation.md, "Methods that call an LLM"."""
+
+    questions_per_set: PositiveInt = 30
+    question_sets: list[str] | None = Field(None, min_length=1)
+
+
 class EvaluationSection(ConfigModel):
     """Metric names follow :func:`evaluation.evaluate_run` (``mrr``, ``recall@10``, ``ndcg@10``,
     ``map@10``, ``p@10``, ``hit@10``); ``levels`` lists the evaluation levels (``url`` = document
@@ -148,6 +161,7 @@ class RunConfig(ConfigModel):
     top_k: PositiveInt = 10
     depth: PositiveInt = 100
     generation: GenerationSection | None = None
+    stages_sample: StagesSampleSection = Field(default_factory=StagesSampleSection)
     evaluation: EvaluationSection = Field(default_factory=EvaluationSection)
     output_dir: Path = Path("runs")
     cache_dir: Path = DEFAULT_CACHE_DIR
@@ -242,14 +256,14 @@ class RunConfig(ConfigModel):
 
     @model_validator(mode="after")
     def _answered_sets_in_run(self) -> "RunConfig":
-        """``generation.question_sets`` must name sets of the run (when the run names its sets)."""
-        wanted = self.generation.question_sets if self.generation is not None else None
+        """``generation.question_sets`` and ``stages_sample.question_sets`` must name sets of the run
+        (when the run names its sets)."""
         known = self.question_sets or getattr(self.dataset, "question_sets", None)
-        if wanted and known:
-            unknown = [name for name in wanted if name not in known]
+        for key, wanted in (("generation.question_sets", self.generation.question_sets if self.generation else None),
+                            ("stages_sample.question_sets", self.stages_sample.question_sets)):
+            unknown = [name for name in wanted or [] if name not in (known or wanted)]
             if unknown:
-                raise ConfigError("generation.question_sets",
-                                  f"unknown question set(s) {unknown}; expected names among {list(known)}")
+                raise ConfigError(key, f"unknown question set(s) {unknown}; expected names among {list(known)}")
         return self
 
     def retriever(self, name: str) -> RetrieverSpec:

@@ -166,3 +166,18 @@ class InFlightLocks:
             os.close(fd)
             return None
         return InFlightLock(fd)
+
+
+def recorded_latencies(directory: str | Path) -> list[float]:
+    """The measured ``latency_s`` of every readable record of the cache in ``directory``, read only
+    (no lock, no file created; a truncated or unreadable line is skipped): what an LLM call took here."""
+    path = Path(directory) / CACHE_FILE_NAME
+    if not path.is_file():
+        return []
+    latencies = []
+    for line in path.read_bytes().splitlines():
+        try:
+            latencies.append(float(json.loads(line)["latency_s"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return latencies

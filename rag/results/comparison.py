@@ -15,12 +15,18 @@ randomization test of :func:`evaluation.compare_metrics`), or that the test is *
 its n no p-value after the correction can fall below alpha (the smallest attainable one is kept).
 
 Answer lift (``lifts``): each method's answer metrics minus the no-context baseline's (``control``,
-closed_book) on the same questions, per question set and pooled over the sets (every answered
-question weighs the same; the sign-flip test flips each question's difference on its own, so pooling
+closed_book) on the same questions, per question set and pooled over the run's own sets (not the
+derived ``@sample`` sets, whose answers their base sets hold already; every answered question weighs the same; the sign-flip test flips each question's difference on its own, so pooling
 and stratifying by set give the same test), with a paired bootstrap CI and the Holm-adjusted
 many-to-one tests (k - 1 comparisons per set and metric, not k (k - 1) / 2).
 
 The recommendation (:mod:`rag.results.recommendation`) reads the tests of the primary metric.
+
+Costs per set x method (:func:`_costs`): questions, answered and failed answers, ``retrieval_ms_per_query``
+(the method's whole retrieval time per question, its inputs' and its LLM calls' included: the cost
+the recommendation's cheapest rule reads), ``llm_calls_per_query`` and ``llm_tokens_per_query`` (the
+LLM or endpoint requests inside that time, and their tokens, shown beside it: a method that calls a
+remote endpoint pays in money what its milliseconds may not show), generation seconds and tokens.
 """
 
 from __future__ import annotations
@@ -155,8 +161,9 @@ def answer_lifts(per_query: pd.DataFrame, metrics: Sequence[str], control: str,
     if not metrics or not sets:
         return pd.DataFrame()
     frames = [(s, answered[answered[schema.QUESTION_SET] == s]) for s in sets]
-    if len(sets) > 1:
-        pooled = answered[answered[schema.QUESTION_SET].isin(sets)]
+    own = [s for s in sets if schema.base_set(s) == s]  # a derived sample set repeats its base set's answers
+    if len(own) > 1:
+        pooled = answered[answered[schema.QUESTION_SET].isin(own)]
         frames.append((POOLED, pooled.assign(**{schema.QID: pooled[schema.QUESTION_SET] + "/" + pooled[schema.QID]})))
     rows = []
     for question_set, frame in frames:
@@ -184,12 +191,19 @@ def _costs(question_set: str, method: str, scores: pd.DataFrame) -> dict[str, An
         "answered": int((status == schema.ANSWERED).sum()),
         "failures": int((status == schema.FAILED).sum()),
         "retrieval_ms_per_query": float(scores[schema.RETRIEVAL_MS].mean()),
+        "llm_calls_per_query": _mean_or_zero(scores, schema.LLM_CALLS),
+        "llm_tokens_per_query": _mean_or_zero(scores, schema.LLM_TOKENS),
         "generation_s_per_question": float(generated[schema.GENERATION_S].mean()) if len(generated) else math.nan,
         "prompt_tokens": int(generated[schema.PROMPT_TOKENS].sum()),
         "completion_tokens": int(generated[schema.COMPLETION_TOKENS].sum()),
         "chunks_used": float(generated[schema.CHUNKS_USED].mean()) if schema.CHUNKS_USED in generated and len(generated)
         else math.nan,
     }
+
+
+def _mean_or_zero(scores: pd.DataFrame, column: str) -> float:
+    """The mean of a cost column; 0 for a per-query table written before the column existed (no LLM calls then)."""
+    return float(scores[column].mean()) if column in scores else 0.0
 
 
 def _beaten(pairwise: pd.DataFrame, question_set: str, metric: str, method: str, letters: dict[str, str]) -> str:

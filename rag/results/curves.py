@@ -49,6 +49,8 @@ def curves(question_sets: Mapping[str, Sequence[Question]], rankings: Mapping[st
     frames = []
     for method, by_set in rankings.items():
         for set_name, questions in question_sets.items():
+            if set_name not in by_set:  # an LLM-backed method runs on the sampled sets only
+                continue
             per_question = [question_curves(by_set[set_name][q.qid].chunk_ids, chunk_url, gold_grades(q), depth)
                             for q in questions]
             defined = [c for c in per_question if c is not None]

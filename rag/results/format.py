@@ -70,6 +70,9 @@ def display_table(comparison: Comparison, metrics: Sequence[str] | None = None, 
         out["answered"] = table["answered"]
         out["failures"] = table["failures"]
         out["ret ms/q"] = table["retrieval_ms_per_query"].map(lambda v: MISSING if math.isnan(v) else f"{v:.2f}")
+        if "llm_calls_per_query" in table and table["llm_calls_per_query"].fillna(0).any():
+            out["llm calls/q"] = table["llm_calls_per_query"].map(lambda v: MISSING if math.isnan(v) else f"{v:.1f}")
+            out["llm tok/q"] = table["llm_tokens_per_query"].map(lambda v: MISSING if math.isnan(v) else f"{v:.0f}")
         out["gen s/q"] = table["generation_s_per_question"].map(lambda v: MISSING if math.isnan(v) else f"{v:.2f}")
         out["chunks/answer"] = table["chunks_used"].map(lambda v: MISSING if math.isnan(v) else f"{v:.1f}")
     return out

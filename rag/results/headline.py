@@ -49,6 +49,16 @@ LEXICAL_BIAS_LIMIT = 0.8
 CAUSE_CHARS = 200
 
 
+def distinct_answers(per_query: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``per_query`` with each answer once: a derived ``<set>@sample`` set
+    (:data:`schema.SAMPLE_SUFFIX`) shows again the answers of its base set, so rows are distinct by
+    method, base set and question (the first kept)."""
+    if not per_query[schema.QUESTION_SET].astype(str).str.endswith(schema.SAMPLE_SUFFIX).any():
+        return per_query
+    base = per_query[schema.QUESTION_SET].map(schema.base_set)
+    return per_query[~pd.DataFrame({"m": per_query[schema.METHOD], "b": base, "q": per_query[schema.QID]}).duplicated()]
+
+
 @dataclass(frozen=True)
 class AnswerFailures:
     """Failed answers of a run (or of the runs of a comparison): counts, where, and the first cause."""
@@ -62,16 +72,19 @@ class AnswerFailures:
 
     @classmethod
     def of(cls, per_query: pd.DataFrame) -> "AnswerFailures":
-        """From a per-query table (its ``generation_status`` and ``error`` columns)."""
+        """From a per-query table (its ``generation_status`` and ``error`` columns); each answer
+        counted once (:func:`distinct_answers`), ``by_set`` counting it in every set that shows it."""
         status = per_query[schema.GENERATION_STATUS]
         requested = per_query[status != schema.NOT_REQUESTED]
-        failed = per_query[status == schema.FAILED]
+        failed_rows = per_query[status == schema.FAILED]
+        once = distinct_answers(per_query)
+        failed = once[once[schema.GENERATION_STATUS] == schema.FAILED]
         errors = [str(e) for e in failed.get(schema.ERROR, pd.Series(dtype=str)) if isinstance(e, str) and e]
         cause = errors[0] if errors else ""
         return cls(
-            requested=len(requested), failed=len(failed),
+            requested=int((once[schema.GENERATION_STATUS] != schema.NOT_REQUESTED).sum()), failed=len(failed),
             by_method={str(k): int(v) for k, v in failed.groupby(schema.METHOD, sort=False).size().items()},
-            by_set={str(k): int(v) for k, v in failed.groupby(schema.QUESTION_SET, sort=False).size().items()},
+            by_set={str(k): int(v) for k, v in failed_rows.groupby(schema.QUESTION_SET, sort=False).size().items()},
             answered_sets=[str(s) for s in dict.fromkeys(requested[schema.QUESTION_SET])],
             cause=cause if len(cause) <= CAUSE_CHARS else cause[: CAUSE_CHARS - 1] + "…",
         )

@@ -150,9 +150,19 @@ def compact_tables(comparison: Comparison) -> list[dict]:
                 })
             rows.append({"method": f"{row['method']} ({comparison.letters[row['method']]})", "cells": cells,
                          "n": int(row["questions"]), "answered": int(row["answered"]),
-                         "ms": MISSING if math.isnan(row["retrieval_ms_per_query"]) else f"{row['retrieval_ms_per_query']:.2f}"})
-        out.append({"name": question_set, "metrics": metrics, "rows": rows})
+                         "ms": MISSING if math.isnan(row["retrieval_ms_per_query"]) else f"{row['retrieval_ms_per_query']:.2f}",
+                         "llm": llm_cost(row)})
+        out.append({"name": question_set, "metrics": metrics, "rows": rows,
+                    "llm": any(row["llm"] for row in rows)})
     return out
+
+
+def llm_cost(row: pd.Series) -> str:
+    """``2.0 (812 tok)``: a method's LLM or endpoint calls per question and their tokens; empty when it makes none."""
+    calls = row.get("llm_calls_per_query", 0.0)
+    if not isinstance(calls, (int, float)) or math.isnan(calls) or calls == 0:
+        return ""
+    return f"{calls:.1f} ({row.get('llm_tokens_per_query', 0.0):.0f} tok)"
 
 
 def failure_analysis(per_query: pd.DataFrame, hit_metric: str) -> pd.DataFrame:

@@ -10,8 +10,9 @@ Per question set, among the methods with a defined primary metric (answer-only b
 3. the *top group* is the best and every method it does not beat significantly;
 4. outcome ``winner`` when the top group is the best alone ("use it"); otherwise ``no winner``:
    the data cannot separate the top group, and the cheapest of it (``retrieval_ms_per_query``: the
-   whole retrieval cost per question, a fusion's inputs included) is named, since nothing measured
-   speaks for paying more.
+   whole retrieval cost per question, a fusion's inputs, a query transform's and a reranker's LLM
+   calls included) is named, since nothing measured speaks for paying more. The LLM calls and tokens
+   inside that time are shown beside it (``llm_calls_per_query``), not added to it a second time.
 
 Overall: a method is *eligible* when it is in the top group of every set (never significantly worse
 than the best). Among the eligible, the recommended one wins the most sets outright, then has the

@@ -14,6 +14,13 @@ GOLD_URL_RANKS, GOLD_CHUNK_RANKS, RETRIEVAL_MS = "gold_url_ranks", "gold_chunk_r
 REFERENCE, ANSWER, ERROR, GENERATION_STATUS = "reference", "answer", "error", "generation_status"
 GENERATION_S, PROMPT_TOKENS, COMPLETION_TOKENS, ATTEMPTS = "generation_s", "prompt_tokens", "completion_tokens", "attempts"
 CHUNKS_USED = "chunks_used"  # chunks that fitted the prompt
+#: LLM or model-endpoint requests a method's retrieval sent for the question (query transforms,
+#: rerankers; its inputs' included) and their prompt + completion tokens: rag.types.Ranking.
+LLM_CALLS, LLM_TOKENS = "llm_calls", "llm_tokens"
+
+#: The suffix of a sampled question set: ``<set>@sample`` holds every method on exactly the questions
+#: LLM-backed methods run on (rag/runner/sample.py); it shows the answers of its base set.
+SAMPLE_SUFFIX = "@sample"
 
 #: Values of ``generation_status``.
 ANSWERED, FAILED, NOT_REQUESTED = "answered", "failed", "not requested"
@@ -33,4 +40,15 @@ ANSWER_F1_THRESHOLD = 0.5
 CHUNK_PREFIX = "chunk:"
 
 #: Columns the statistics read besides the metrics (a change in any of them invalidates cached statistics).
-STATISTICS_INPUTS = [GENERATION_STATUS, RETRIEVAL_MS, GENERATION_S, PROMPT_TOKENS, COMPLETION_TOKENS, CHUNKS_USED]
+STATISTICS_INPUTS = [GENERATION_STATUS, RETRIEVAL_MS, LLM_CALLS, LLM_TOKENS, GENERATION_S, PROMPT_TOKENS,
+                     COMPLETION_TOKENS, CHUNKS_USED]
+
+
+def sampled_set(question_set: str) -> str:
+    """The name of ``question_set``'s sampled set (:data:`SAMPLE_SUFFIX`)."""
+    return question_set + SAMPLE_SUFFIX
+
+
+def base_set(question_set: str) -> str:
+    """The set a sampled set was drawn from (``known_item@sample`` -> ``known_item``); any other set is its own."""
+    return question_set.removesuffix(SAMPLE_SUFFIX)

@@ -15,6 +15,7 @@ from evaluation.stats import pairs_needed, smallest_adjusted_p
 
 from rag.progress import progress
 
+from rag.config import RunConfig
 from rag.generation.base import GenerationRequest, GenerationResult, Generator
 from rag.types import Question
 
@@ -25,6 +26,15 @@ def answer_sample(questions: Sequence[Question], n: int | None, seed: int, quest
     if n is None or n >= len(qids):
         return set(qids)
     return set(random.Random(f"{seed}:{question_set}").sample(qids, n))
+
+
+def answered_questions(config: RunConfig, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, set[str]]:
+    """The ids of the questions that get generated answers, per set: a seeded sample of
+    ``generation.questions_per_set`` in the sets of ``generation.question_sets`` (default every set)."""
+    assert config.generation is not None
+    chosen = config.generation.question_sets
+    return {name: answer_sample(qs, config.generation.questions_per_set, config.seed, name)
+            if chosen is None or name in chosen else set() for name, qs in question_sets.items()}
 
 
 def answer_power_warning(answered: Mapping[str, int], answering_methods: int, has_control: bool, alpha: float,

@@ -57,7 +57,8 @@ def generation_requests(
     closed_book: Collection[str] = (),
 ) -> list[GenerationRequest]:
     """One request per method x asked question: the first ``top_k`` chunks of the method's list
-    (a closed-book method: none, and the closed-book prompt)."""
+    (a closed-book method: none, and the closed-book prompt). A method without rankings for a set
+    asks nothing there."""
     return [
         GenerationRequest(
             key=request_key(method, set_name, q.qid),
@@ -67,6 +68,7 @@ def generation_requests(
         )
         for method, by_set in rankings.items()
         for set_name, questions in question_sets.items()
+        if set_name in by_set
         for q in questions
         if q.qid in asked[set_name]
     ]

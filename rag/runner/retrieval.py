@@ -12,8 +12,10 @@
 
 Costs add up: a method's cost per question is everything it runs. A fusion's or a rerank's inputs are
 served to it from their own retrieval (searched and timed there, at the depth it asks of them: a
-fusion's ``depth``, default the run's; a rerank's ``depth``), so its measured time is its own step only, and the cost :meth:`RetrievalStage.rankings`
-returns (``search_ms``) is that step plus its inputs' costs on the same question, recursively; a dense
+fusion's ``depth``, default the run's; a rerank's ``depth``), so its measured time is its own step
+only, and the cost :meth:`RetrievalStage.rankings` returns (``search_ms``, and the LLM or endpoint
+``llm_calls`` and ``llm_tokens`` a query transform or reranker reports in its :class:`rag.types.Ranking`)
+is that step plus its inputs' costs on the same question, recursively; a dense
 retriever's is its query embedding plus its search (an embedding already in the embedding store is
 read, not computed, so a run after one that embedded the same questions measures the search alone).
 A retriever that uses another's model rather than its rankings (``milvus_hybrid`` reads its dense
@@ -37,7 +39,7 @@ from rag.config import RetrieverSpec, RunConfig
 from rag.io_utils import atomic_write_json, sha256_text
 from rag.progress import progress
 from rag.retrievers import build_retriever
-from rag.retrievers.base import IndexStorage, Retriever, RetrieverParams, ServedInputsParams
+from rag.retrievers.base import IndexStorage, Retriever, RetrieverParams, ServedInputsParams, StageServices
 from rag.runner.timing import StageTimer
 from rag.types import Chunk, Ranking
 
@@ -48,9 +50,14 @@ FIDELITY_SAMPLE = 200
 
 @dataclass(frozen=True)
 class CachedRanking:
+    """A cached ranking and its costs per question: ``search_ms`` (time), ``llm_calls`` and
+    ``llm_tokens`` (:class:`rag.types.Ranking`'s; 0 in caches written before they were recorded)."""
+
     chunk_ids: list[str]
     scores: list[float]
     search_ms: float
+    llm_calls: int = 0
+    llm_tokens: int = 0
 
 
 class RetrievalCache:
@@ -89,7 +96,8 @@ def sound(entry: CachedRanking, chunk_ids: Collection[str]) -> bool:
     return (isinstance(ids, list) and isinstance(scores, list) and len(ids) == len(scores) == len(set(ids))
             and all(isinstance(i, str) and i in chunk_ids for i in ids)
             and all(isinstance(s, (int, float)) and math.isfinite(s) for s in scores)
-            and isinstance(entry.search_ms, (int, float)))
+            and isinstance(entry.search_ms, (int, float))
+            and isinstance(entry.llm_calls, int) and isinstance(entry.llm_tokens, int))
 
 
 def spec_fingerprint(config: RunConfig, name: str) -> dict:
@@ -113,8 +121,10 @@ class RetrievalStage:
         chunks_fingerprint: str,
         timer: StageTimer,
         progress: bool = True,
+        services: StageServices | None = None,
     ):
         self.config = config
+        self.services = services  # given to each retriever before it indexes (Retriever.use); None: none
         self.chunks = chunks
         self.chunks_fingerprint = chunks_fingerprint
         self.timer = timer
@@ -155,14 +165,15 @@ class RetrievalStage:
                         per_query_ms = (time.perf_counter() - began) * 1000.0 / len(batch)
                         for query, ranking in zip(batch, found, strict=True):
                             cache.entries[query] = CachedRanking(
-                                list(ranking.chunk_ids), [float(s) for s in ranking.scores], per_query_ms
+                                list(ranking.chunk_ids), [float(s) for s in ranking.scores], per_query_ms,
+                                ranking.llm_calls, ranking.llm_tokens,
                             )
                         bar.update(len(batch))
                 finally:
                     bar.close()
                     cache.save()
-        return {query: replace(cache.entries[query], search_ms=cache.entries[query].search_ms
-                               + sum(served[query].search_ms for served in inputs.values())) for query in queries}
+        return {query: with_inputs(cache.entries[query], [served[query] for served in inputs.values()])
+                for query in queries}
 
     def hnsw_fidelity(self, name: str, queries: Sequence[str], sample_size: int = FIDELITY_SAMPLE) -> dict | None:
         """How close a dense retriever's approximate (HNSW) top-k is to exact search, measured on a
@@ -207,10 +218,19 @@ class RetrievalStage:
             for dependency in retriever.requires():
                 self._indexed(dependency)
             retriever.bind(dict(self.built))
+        if self.services is not None:
+            retriever.use(self.services)
         with self.timer.stage(f"index:{name}"):
             build_with_marker(self.index_root, name, lambda directory: retriever.index(self.chunks, directory))
         self.built[name] = retriever
         return retriever
+
+
+def with_inputs(own: CachedRanking, inputs: Sequence[CachedRanking]) -> CachedRanking:
+    """``own`` with its inputs' costs on the same question added: time, LLM calls and tokens."""
+    return replace(own, search_ms=own.search_ms + sum(i.search_ms for i in inputs),
+                   llm_calls=own.llm_calls + sum(i.llm_calls for i in inputs),
+                   llm_tokens=own.llm_tokens + sum(i.llm_tokens for i in inputs))
 
 
 class ServedRankings(Retriever):

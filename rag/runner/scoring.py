@@ -27,6 +27,7 @@ import pandas as pd
 from evaluation import evaluate_run
 from evaluation.metrics import parse_metric
 from evaluation.runs import ranked_lists_to_run
+from evaluation.ties import ties_crossing
 from rag.types import Chunk, Question, RankedChunks, gold_grades, url_ranking
 
 CHUNK_PREFIX = "chunk:"
@@ -103,3 +104,17 @@ class RetrievalScorer:
                                      ties=self.ties)
                 frames.append(frame.add_prefix(CHUNK_PREFIX))
         return pd.concat(frames, axis=1).loc[[q.qid for q in questions], self.columns()]
+
+
+def count_ties_crossing(
+    rankings: Mapping[str, Mapping[str, Mapping[str, RankedChunks]]], cutoffs: Sequence[int]
+) -> dict[str, dict[str, int]]:
+    """Per method and question set: how many chunk lists hold a group of equally scored (float32)
+    chunks that straddles one of the cut-offs (:func:`evaluation.ties.ties_crossing`)."""
+    return {
+        method: {
+            set_name: sum(ties_crossing({qid: dict(zip(r.chunk_ids, r.scores)) for qid, r in by_qid.items()}, cutoffs).values())
+            for set_name, by_qid in by_set.items()
+        }
+        for method, by_set in rankings.items()
+    }

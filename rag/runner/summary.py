@@ -12,7 +12,7 @@ import textwrap
 from rag.config import portable_path
 from rag.generation.judge import agreement_line
 from rag.results.format import TERMINAL_WIDTH, lift_lines, recommendation_lines, terminal_tables, verdict_lines
-from rag.runner.pipeline import RunResult
+from rag.runner.state import RunResult
 
 
 def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool = False) -> str:

@@ -30,7 +30,7 @@ from rag.data import load_dataset
 from rag.io_utils import sha256_text
 from rag.retrievers.base import Retriever
 from rag.chunking import cached_chunks
-from rag.runner.pipeline import select_question_sets
+from rag.runner.load import select_question_sets
 from rag.runner.retrieval import RetrievalStage, spec_fingerprint
 from rag.runner.scoring import RetrievalScorer
 from rag.runner.timing import StageTimer

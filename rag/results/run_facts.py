@@ -1,0 +1,90 @@
+"""The report's run facts: one sentence per thing a reader may need to trust or repeat a run (the
+"Run facts" list of report.html): its settings, data, questions and their provenance, leak and
+validity, skipped input, generation, answer-only baselines, ties crossing a cut-off, the LLM-backed
+methods' sample, and each approximate search's fidelity to exact search.
+
+The runner fills :class:`RunFigures` from its stages' outputs; this module imports neither the
+config nor the data packages (the results package stays above them)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag.results.validity import Agreement, validity_fact
+
+SKIPPED_LISTED = 20  # skipped records or files named in the report (the manifest lists more)
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """What the facts state: the run's settings and what its stages measured."""
+
+    name: str
+    seed: int
+    top_k: int
+    depth: int  # bounded by the chunk count
+    configured_depth: int
+    documents: int
+    chunks: int
+    question_counts: Mapping[str, int]  # set -> questions (derived sample sets included)
+    data_facts: Sequence[str]  # each made set's provenance line and the leak line (rag.data.questions)
+    generator: str  # generator_label()
+    failed_answers: int
+    ties: str  # evaluation.ties
+    tied: Mapping[str, Mapping[str, int]]  # method -> set -> lists with a tie crossing a cut-off
+    files_read: int | None = None  # a folder of files: files read and skipped
+    files_skipped: int | None = None
+    skipped: Mapping[str, int] = field(default_factory=dict)  # records or files skipped as invalid, per kind
+    skipped_examples: Sequence[str] = ()
+    baselines: Sequence[str] = ()
+    agreements: Sequence[Agreement] = ()
+    generation_facts: Sequence[str] = ()
+    sample_lines: Sequence[str] = ()  # rag.runner.sample.SampledSets.plan_lines
+    fidelity: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # method -> HNSW vs exact
+
+
+def run_facts(f: RunFigures) -> list[str]:
+    """The run facts, in report order (not yet redacted: the caller redacts each line)."""
+    return [
+        f"config {f.name}, seed {f.seed}, top_k {f.top_k}, depth {f.depth}"
+        + (f" (configured {f.configured_depth})" if f.configured_depth != f.depth else "") + ", "
+        f"{f.documents} documents, {f.chunks} chunks",
+        "questions: " + ", ".join(f"{name} {n}" for name, n in f.question_counts.items()),
+        *f.data_facts,
+        *([validity_fact(f.agreements)] if f.agreements else []),
+        *skipped_facts(f),
+        f"generation: {f.generator}; failures: {f.failed_answers}",
+        *f.generation_facts,
+        *([f"answer-only baselines {', '.join(f.baselines)}: no retrieval, so no retrieval metrics (– in "
+           "the tables); closed_book answers without context, oracle from the gold pages' chunks (docs/evaluation.md)"]
+          if f.baselines else []),
+        "ranked lists in which a tie crosses a metric cut-off (their metrics depend on how ties are broken; "
+        f"evaluation.ties: {f.ties}): "
+        + "; ".join(f"{method} " + ", ".join(f"{name} {n}" for name, n in by_set.items()) for method, by_set in f.tied.items()),
+        *(f"LLM-backed method (runs on the sampled questions only, docs/evaluation.md): {line}" for line in f.sample_lines),
+        *(f"HNSW vs exact search ({name}, {x['questions']} sampled questions): recall@{x['k']} "
+          f"{x['recall_vs_exact']:.4f}, identical top-{x['k']} lists {x['identical_top_k']:.1%} "
+          "(HNSW builds are not bit-reproducible; search: exact is)" for name, x in f.fidelity.items()),
+    ]
+
+
+def skipped_facts(f: RunFigures) -> list[str]:
+    """Files read and skipped, and the records or files skipped as invalid (the first :data:`SKIPPED_LISTED` named)."""
+    return [
+        *([f"files: {f.files_read} read, {f.files_skipped} skipped, {f.chunks} chunks"] if f.files_read is not None else []),
+        "skipped as invalid (records or files): " + (json.dumps(dict(f.skipped)) if f.skipped else "none"),
+        *(f"skipped: {example}" for example in f.skipped_examples[:SKIPPED_LISTED]),
+        *([f"... and {len(f.skipped_examples) - SKIPPED_LISTED} more (manifest.json lists them)"]
+          if len(f.skipped_examples) > SKIPPED_LISTED else []),
+    ]
+
+
+def generator_label(generator_type: str | None, model: str | None, questions_per_set: int | None) -> str:
+    """``local (SmolLM2...), 28 sampled questions per set``; ``off`` without generation (type None)."""
+    if generator_type is None:
+        return "off"
+    return f"{generator_type} ({model or 'no LLM'}), " + (
+        f"{questions_per_set} sampled questions per set" if questions_per_set else "all questions")

@@ -1,0 +1,120 @@
+"""The report stage: the headline, each set's figures, the files of a run directory (comparison,
+per_query.csv, TREC runs, curves, report.html) and the manifest's last word."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rag.config import RunConfig
+from rag.data import Dataset
+from rag.data.questions.leak import leak_fact
+from rag.data.questions.provenance import provenance_fact
+from rag.results import schema
+from rag.results.csv_files import write_csv
+from rag.results.curves import curves
+from rag.results.format import legend
+from rag.results.headline import AnswerFailures, QuestionFigures, cannot_judge, figure_lines, headline
+from rag.results.html import write_html_report
+from rag.results.recommendation import recommend
+from rag.results.run_facts import RunFigures, generator_label, run_facts
+from rag.results.validity import Agreement
+from rag.results.writers import write_comparison, write_trec_files
+from rag.runner.scoring import RetrievalScorer
+from rag.runner.state import Chunked, Compared, Evaluated, Generated, Retrieved, RunContext, RunResult
+
+
+def report_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved, generated: Generated,
+                 evaluated: Evaluated, compared: Compared) -> RunResult:
+    """Write the run's files and finish its manifest (``partial`` when an answer failed)."""
+    config, comparison, per_query, path = chunked.config, compared.comparison, evaluated.per_query, run.run_dir.path
+    sets = retrieved.sampled.sets
+    with run.timer.stage("report"):
+        answers = AnswerFailures.of(per_query)
+        warnings, set_figures = judged_headline(run, retrieved, compared, answers)
+        level = "+".join(config.evaluation.levels)
+        write_comparison(comparison, path, config.evaluation.convention, level)
+        write_csv(per_query, path / "per_query.csv")
+        scorer = evaluated.scorer
+        write_trec_files(path / "runs", sets, retrieved.rankings, scorer.chunk_url, scorer.chunks_of_url, scorer.cutoffs())
+        curve_table = curves(sets, retrieved.rankings, scorer.chunk_url, config.depth)
+        write_csv(curve_table, path / "curves.csv")
+        facts = run_facts(run_figures(run, chunked, retrieved, [*generated.facts, *evaluated.facts], evaluated.tied,
+                                      compared.agreements, answers.failed))
+        write_html_report(
+            path / "report.html", f"Retrieval benchmark: {data_label(config, run.dataset)}", comparison, per_query,
+            curve_table, legend(comparison, config.evaluation.convention, level),
+            [run.redactor.text(f) for f in facts],
+            hit_metric=hit_column(scorer, config.top_k), chunk_text=chunked.chunk_text,
+            chunk_url=scorer.chunk_url, top_k=config.top_k, headline=warnings, question_figures=set_figures,
+        )
+    run.manifest.finish(
+        "partial" if answers.failed else "complete", timings=run.timer.seconds, methods=retrieved.methods,
+        generation={"requests": len(generated.generations), **answers.as_dict(), **generated.generator_facts},
+        headline=warnings,
+    )
+    return RunResult(path, comparison, per_query, dict(run.timer.seconds), run.manifest.data, answers, warnings,
+                     set_figures)
+
+
+def run_figures(run: RunContext, chunked: Chunked, retrieved: Retrieved, generation_facts: Sequence[str],
+                tied: Mapping[str, Mapping[str, int]], agreements: Sequence[Agreement], failed: int) -> RunFigures:
+    """What the run facts state (:mod:`rag.results.run_facts`), from the stages' outputs."""
+    config, dataset = chunked.config, run.dataset
+    set_leaks = run.manifest.data["data"]["question_sets"]  # measured once, by data_summary
+    generation = config.generation
+    return RunFigures(
+        name=config.name, seed=config.seed, top_k=config.top_k, depth=config.depth,
+        configured_depth=chunked.configured_depth, documents=len(dataset.documents), chunks=len(chunked.chunks),
+        question_counts={name: len(qs) for name, qs in retrieved.sampled.sets.items()},
+        data_facts=[*(provenance_fact(name, made) for name, made in dataset.question_provenance.items()
+                      if name in run.question_sets),
+                    leak_fact({name: entry["leak"] for name, entry in set_leaks.items()})],
+        generator=generator_label(generation.generator.type if generation else None,
+                                  getattr(generation.generator, "model", None) if generation else None,
+                                  generation.questions_per_set if generation else None),
+        failed_answers=failed, ties=config.evaluation.ties, tied=tied,
+        files_read=dataset.files_read, files_skipped=dataset.files_skipped, skipped=dict(dataset.skipped),
+        skipped_examples=list(dataset.skipped_examples), baselines=config.baselines, agreements=agreements,
+        generation_facts=generation_facts, fidelity=retrieved.fidelity,
+        sample_lines=retrieved.sampled.plan_lines(config.cache_dir) if retrieved.sampled.llm_methods else [],
+    )
+
+
+def judged_headline(run: RunContext, retrieved: Retrieved, compared: Compared,
+                    answers: AnswerFailures) -> tuple[list[str], list[str]]:
+    """The headline's warnings and each set's figures; the overall recommendation is made again
+    without the sets that cannot judge (:func:`rag.results.headline.cannot_judge`). A derived sample
+    set has its base set's provenance and leak share."""
+    comparison = compared.comparison
+    primary = comparison.recommendation.primary if comparison.recommendation else None
+    set_leaks = run.manifest.data["data"]["question_sets"]  # measured once, by data_summary
+    figures = {name: QuestionFigures.of(len(qs), run.dataset.question_provenance.get(schema.base_set(name)),
+                                        set_leaks[schema.base_set(name)]["leak"]["share"])
+               for name, qs in retrieved.sampled.sets.items()}
+    unjudged = cannot_judge(comparison.table, primary, figures)
+    if unjudged and primary is not None:  # the overall rule reads only the sets that can judge
+        comparison.recommendation = recommend(comparison.table, comparison.pairwise, primary,
+                                              compared.settings.alpha, unjudged)
+    warnings = [run.redactor.text(line) for line in headline(answers, unjudged)]
+    return warnings, figure_lines(comparison.table, primary, figures)
+
+
+def data_label(config: RunConfig, dataset: Dataset) -> str:
+    """What the report's title names: the folder's name for a folder of files (``--docs DIR``), the
+    data set's configured name, else the config's name."""
+    if dataset.source_root is not None or getattr(config.dataset.root, "name", None):
+        return dataset.name
+    return config.name
+
+
+def hit_column(scorer: RetrievalScorer, top_k: int) -> str:
+    """The column used to tell retrieval misses from answer misses: URL-level hit@top_k (a gold page
+    among the chunks the generator saw) if configured, else another URL-level hit, recall or MRR."""
+    columns = scorer.columns()
+    if f"hit@{top_k}" in columns:
+        return f"hit@{top_k}"
+    for prefix in ("hit@", "recall@", "mrr"):
+        for column in columns:
+            if column.startswith(prefix):
+                return column
+    return columns[0]
