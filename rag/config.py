@@ -33,7 +33,7 @@ from typing import Annotated, Any, Literal, Union
 import yaml
 from pydantic_core import to_jsonable_python
 from pydantic import (
-    BaseModel, ConfigDict, Field, PositiveInt, RootModel, SerializeAsAny, TypeAdapter, ValidationError,
+    BaseModel, Field, PositiveInt, RootModel, SerializeAsAny, TypeAdapter, ValidationError,
     ValidationInfo, field_validator, model_validator,
 )
 

@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from functools import cache
 
-from rag.retrievers.stopwords import ENGLISH_STOPWORDS
+from rag.stopwords import ENGLISH_STOPWORDS
 
 EDGE_LINES = 3
 RUNNING_PAGES = 3

@@ -26,7 +26,7 @@ from rag.registry import Registry
 from rag.types import Ranking
 
 if TYPE_CHECKING:  # rag.retrievers imports this module: no import back at run time
-    from rag.retrievers.base import StageServices
+    from rag.services import StageServices
 
 
 class QueryTransform(ABC):
@@ -37,7 +37,6 @@ class QueryTransform(ABC):
         self.method = method
         self.params = params
         self.services: "StageServices | None" = None
-        self.failed_generations = 0  # LLM generations that failed after their retries (rag.query_transforms.llm)
 
     def use(self, services: "StageServices") -> None:
         """Receive the run's services (the LLM transforms need them; offline ones ignore them)."""

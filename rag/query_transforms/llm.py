@@ -9,15 +9,15 @@ transform's, and pass p of several (HyDE's n passages) uses seed + p, so sampled
 each is cached under its own key. Requests are closed-book requests (no context). Generations are
 cached under ``<cache_dir>/stages/<method name>``.
 
-A failed generation (retries exhausted) is never raised: the question goes on without that reply
-(HyDE: one passage fewer; multi-query: no paraphrase, so the plain question alone), and is counted in
-the transform's :attr:`rag.query_transforms.base.QueryTransform.failed_generations` and logged as a
-warning once per search.
+A generation that fails for good (retries exhausted) stops the run with one line naming the method,
+the count and the first cause, as a reranker's failed request does (:mod:`rag.rerankers.llm`): a
+method whose queries silently lost their passages or paraphrases would be a different method, and a
+ranking made that way would be cached as if it were the method's. Every reply already made is in the
+stage's generation cache, so the next run sends only what is missing.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,7 +26,6 @@ from rag.generation.base import GenerationRequest
 from rag.generation.config import LocalGeneratorConfig, OpenAIGeneratorConfig
 from rag.query_transforms.config import LLMTransformParams
 
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,7 @@ def ask(transform, questions: Sequence[str], passes: int, temperature: float) ->
                          "LLM and needs the run's services (Retriever.use) before searching")
     texts: list[list[str]] = [[] for _ in questions]
     calls, tokens = [0] * len(questions), [0] * len(questions)
-    failed = 0
+    failed: list = []
     cache_dir = services.cache_dir / "stages" / transform.method
     for pass_index in range(passes):
         config = generator_config(transform.params, services.default_generator, temperature, pass_index)
@@ -70,12 +69,12 @@ def ask(transform, questions: Sequence[str], passes: int, temperature: float) ->
             calls[i] += 1
             tokens[i] += result.prompt_tokens + result.completion_tokens
             if result.failed:
-                failed += 1
+                failed.append(result)
             else:
                 texts[i].append(result.answer)
     if failed:
-        transform.failed_generations += failed
-        log.warning("%s: %d of %d %s generations failed; those questions went on without them (the plain "
-                    "question where none succeeded)", transform.method, failed, passes * len(questions),
-                    transform.params.type)
+        first = failed[0]
+        raise BenchError(f"retriever {transform.method!r}: {len(failed)} of {passes * len(questions)} "
+                         f"{transform.params.type} generations failed for good (first: {first.error_kind}: "
+                         f"{first.error_message}); the replies made so far are cached")
     return Replies(texts, calls, tokens)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from rag.registry import Registry
-from rag.retrievers.base import StageServices
+from rag.services import StageServices
 from rag.validation import ConfigModel
 
 

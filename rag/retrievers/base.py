@@ -13,14 +13,14 @@ Adding a retriever means writing one class decorated with ``@RETRIEVERS.register
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 
 from rag.registry import Registry
+from rag.services import StageServices
 from rag.types import Chunk, Ranking
 from rag.validation import ConfigModel
 
@@ -51,20 +51,6 @@ class ServedInputsParams(RetrieverParams):
         """Results asked of each input per query when this method is searched at ``run_depth``."""
         return run_depth
 
-
-@dataclass(frozen=True)
-class StageServices:
-    """What a retriever's stages may use beyond their own index, injected by the runner (tests pass
-    a small real one): ``generator_factory(config, cache_dir)`` opens a generator (the run's factory:
-    the managed local llama.cpp server or an OpenAI-compatible client, with the generation cache and
-    retry rules of :mod:`rag.generation`); ``default_generator`` is the generator config a stage uses
-    when its own settings name none (the run's ``generation.generator``, else the local SmolLM2);
-    ``cache_dir`` is the run's cache directory (a stage keeps its LLM outputs under
-    ``<cache_dir>/stages/<method name>``)."""
-
-    generator_factory: Callable[[Any, Path], AbstractContextManager[Any]]
-    default_generator: Any
-    cache_dir: Path
 
 
 @dataclass(frozen=True)

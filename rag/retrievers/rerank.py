@@ -30,7 +30,8 @@ from pydantic import Field, field_validator
 
 from rag.errors import BenchError, ConfigError
 from rag.rerankers import RERANKERS, Candidate, Reranker
-from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, ServedInputsParams, StageServices
+from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, ServedInputsParams
+from rag.services import StageServices
 from rag.retrievers.ranking import ranking_from_pairs
 from rag.types import Chunk, Ranking
 

@@ -35,7 +35,7 @@ import numpy as np
 from rag.normalize import nfkc
 from rag.registry import Registry
 from rag.retrievers import word_rules
-from rag.retrievers.stopwords import ENGLISH_STOPWORDS
+from rag.stopwords import ENGLISH_STOPWORDS
 from rag.validation import ConfigModel
 
 _WORD = re.compile(r"\w+")

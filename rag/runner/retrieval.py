@@ -39,7 +39,8 @@ from rag.config import RetrieverSpec, RunConfig
 from rag.io_utils import atomic_write_json, sha256_text
 from rag.progress import progress
 from rag.retrievers import build_retriever
-from rag.retrievers.base import IndexStorage, Retriever, RetrieverParams, ServedInputsParams, StageServices
+from rag.retrievers.base import IndexStorage, Retriever, RetrieverParams, ServedInputsParams
+from rag.services import StageServices
 from rag.runner.timing import StageTimer
 from rag.types import Chunk, Ranking
 

@@ -19,7 +19,7 @@ from rag.results.comparison import StatisticsSettings
 from rag.results.headline import distinct_answers
 from rag.results.recommendation import default_primary
 from rag.results.validity import agreement_rows, run_validity
-from rag.retrievers.base import StageServices
+from rag.services import StageServices
 from rag.runner.answers import answered_questions, generate_answers
 from rag.runner.contexts import answer_in_context_columns, baseline_rankings, closed_book_methods, generation_requests
 from rag.runner.generation_stats import GenerationCounts

@@ -12,7 +12,7 @@ import pytest
 from rag.errors import BenchError
 from rag.generation import LocalGeneratorConfig, OpenAIGeneratorConfig, build_generator
 from rag.rerankers import RERANKERS, Candidate
-from rag.retrievers.base import StageServices
+from rag.services import StageServices
 from rag.testing import StandInServer, StandInSettings
 
 

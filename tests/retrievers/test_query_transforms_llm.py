@@ -1,12 +1,11 @@
 """HyDE and multi-query against the stand-in OpenAI-compatible server (deterministic replies, injected
 faults) and the real MiniLM model: the HyDE query vector is the mean computed here with the model
-itself, multi-query's fused list is ranx's RRF over the same lists, failures fall back to the question."""
+itself, multi-query's fused list is ranx's RRF over the same lists, a failure stops with one line naming the method."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 
 import numpy as np
 import pytest
@@ -16,7 +15,7 @@ from rag.errors import BenchError
 from rag.generation import OpenAIGeneratorConfig, build_generator
 from rag.query_transforms.config import HYDE_PROMPT
 from rag.retrievers import IndexStorage, build_retriever
-from rag.retrievers.base import StageServices
+from rag.services import StageServices
 from rag.retrievers.dense import DenseParams, DenseRetriever
 from rag.testing import StandInServer, StandInSettings
 
@@ -95,15 +94,12 @@ def test_paraphrases_are_the_replys_lines_without_markers_repeats_or_the_questio
     assert paraphrases("", "q", 3) == []
 
 
-def test_a_failed_generation_falls_back_to_the_question_and_is_counted(stand_in, make_chunks, tmp_path, caplog):
+def test_a_failed_generation_stops_the_search_naming_the_method(stand_in, make_chunks, tmp_path):
     question = "capital of Japan [[faults:error_500]]"
-    retriever = bm25(make_chunks, tmp_path, {"type": "multi_query"})
+    retriever = bm25(make_chunks, tmp_path, {"type": "multi_query"}, name="mq_fail")
     retriever.use(services(stand_in, tmp_path, max_retries=0))
-    with caplog.at_level(logging.WARNING):
-        [ranking] = retriever.search([question], k=7)
-    assert ranking.chunk_ids == retriever.search_plain([question], 7)[0].chunk_ids
-    assert retriever.transform.failed_generations == 1 and ranking.llm_calls == 1
-    assert "1 of 1 multi_query generations failed" in caplog.text
+    with pytest.raises(BenchError, match=r"retriever 'mq_fail': 1 of 1 multi_query generations failed for good"):
+        retriever.search([question], k=7)
 
 
 def test_generations_are_cached_under_the_stage_directory(stand_in, make_chunks, tmp_path):
@@ -151,13 +147,10 @@ def test_hyde_query_vector_is_the_mean_of_the_question_and_passages(stand_in, mi
 
 
 @pytest.mark.slow  # loads the real embedding model
-def test_hyde_with_every_generation_failed_is_plain_dense(stand_in, minilm, make_chunks, tmp_path):
+def test_hyde_with_a_failed_generation_stops_naming_the_method(stand_in, minilm, make_chunks, tmp_path):
     question = "capital of Japan [[faults:error_500]]"
     retriever = DenseRetriever("hyde", DenseParams(search="exact", query={"type": "hyde"}), encoder=minilm)
     retriever.index(make_chunks(TEXTS), IndexStorage.under(tmp_path, "hyde"))
     retriever.use(services(stand_in, tmp_path, max_retries=0))
-    [ranking] = retriever.search([question], 7)
-    plain = retriever.search_plain([question], 7)[0]
-    assert ranking.chunk_ids == plain.chunk_ids
-    assert ranking.scores == pytest.approx(plain.scores, abs=1e-6)
-    assert retriever.transform.failed_generations == 1
+    with pytest.raises(BenchError, match=r"retriever 'hyde': 1 of 1 hyde generations failed for good"):
+        retriever.search([question], 7)

@@ -13,7 +13,7 @@ from ranx import Run, fuse
 from rag.generation import LocalGeneratorConfig, build_generator
 from rag.query_transforms.multi_query import paraphrases
 from rag.retrievers import IndexStorage, build_retriever
-from rag.retrievers.base import StageServices
+from rag.services import StageServices
 from rag.retrievers.dense import DenseParams, DenseRetriever
 
 pytestmark = pytest.mark.slow  # starts the real llama.cpp server, loads the real embedding model

@@ -21,7 +21,8 @@ import yaml
 from rag.cli import main
 from rag.config import load_config
 from rag.errors import ConfigError
-from rag.retrievers.base import RETRIEVERS, IndexStorage, StageServices
+from rag.retrievers.base import RETRIEVERS, IndexStorage
+from rag.services import StageServices
 from rag.retrievers.bm25 import BM25Params, BM25Retriever
 from rag.runner.answers import answer_sample
 from rag.runner.retrieval import RetrievalCache

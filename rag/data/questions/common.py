@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from rag.data.sentences import split_sentences
-from rag.retrievers.stopwords import ENGLISH_STOPWORDS
+from rag.stopwords import ENGLISH_STOPWORDS
 from rag.types import Document, Question
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -45,5 +45,5 @@ def first_sentence(document: Document) -> str:
 
 def content_words(text: str) -> set[str]:
     """The distinct content words of ``text``: Unicode word tokens (``\\w+``), case-folded, without
-    NLTK's English stop words (:data:`rag.retrievers.stopwords.ENGLISH_STOPWORDS`). Numbers count."""
+    NLTK's English stop words (:data:`rag.stopwords.ENGLISH_STOPWORDS`). Numbers count."""
     return {token for token in _TOKEN.findall(text.casefold()) if token not in ENGLISH_STOPWORDS}

@@ -104,7 +104,7 @@ from rag.data.questions.filters import Candidate
 from rag.data.questions.leak import document_names, names_gold
 from rag.data.questions.specificity import FolderTerms
 from rag.data.sentences import split_sentences
-from rag.retrievers.stopwords import ENGLISH_STOPWORDS
+from rag.stopwords import ENGLISH_STOPWORDS
 from rag.types import Chunk, Document
 
 NO_TEMPLATE = "no_template"

@@ -1,0 +1,28 @@
+"""What the runner injects into the stages of a method that call models: :class:`StageServices`.
+
+A leaf module (no project imports), so retrievers, query transforms and rerankers can all name it
+without importing each other's packages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StageServices:
+    """What a retriever's stages may use beyond their own index, injected by the runner (tests pass
+    a small real one): ``generator_factory(config, cache_dir)`` opens a generator (the run's factory:
+    the managed local llama.cpp server or an OpenAI-compatible client, with the generation cache and
+    retry rules of :mod:`rag.generation`); ``default_generator`` is the generator config a stage uses
+    when its own settings name none (the run's ``generation.generator``, else the local SmolLM2);
+    ``cache_dir`` is the run's cache directory (a stage keeps its LLM outputs under
+    ``<cache_dir>/stages/<method name>``)."""
+
+    generator_factory: Callable[[Any, Path], AbstractContextManager[Any]]
+    default_generator: Any
+    cache_dir: Path
