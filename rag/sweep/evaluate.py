@@ -27,11 +27,13 @@ import pandas as pd
 
 from rag.config import RunConfig, bounded_by_chunks
 from rag.data import load_dataset
+from rag.errors import ConfigError
 from rag.io_utils import sha256_text
 from rag.retrievers.base import Retriever
 from rag.chunking import cached_chunks
 from rag.runner.load import select_question_sets
 from rag.runner.retrieval import RetrievalStage, spec_fingerprint
+from rag.runner.sample import llm_calls_per_question
 from rag.runner.scoring import RetrievalScorer
 from rag.runner.timing import StageTimer
 from rag.types import Chunk, Ranking
@@ -70,6 +72,10 @@ class SweepEvaluator:
             self.dataset = load_dataset(base.dataset)
             self.question_sets = select_question_sets(self.dataset, base.question_sets, base.limit)
         self.methods = list(base.methods or [spec.name for spec in base.retrievers])
+        if backed := [m for m in self.methods if llm_calls_per_question(base, m)]:
+            raise ConfigError("methods", f"{', '.join(backed)} call(s) an LLM or model endpoint per question; a sweep "
+                              "retrieves every question at every grid point, so it takes only methods without model "
+                              "calls (compare LLM-backed methods with `rag-bench run`, on its question sample)")
         self._chunks: dict[str, tuple[list[Chunk], str]] = {}
         self._scores: dict[str, pd.DataFrame] = {}
         self._retrievers: dict[str, Retriever] = {}

@@ -205,3 +205,16 @@ def test_a_chunk_size_embeds_only_new_chunk_texts(tmp_path: Path, monkeypatch: p
     assert texts[1] - texts[0] and texts[0] & texts[1]  # the second size has new texts and shared ones
     assert len(encoded) == len(set(encoded))  # nothing encoded twice
     assert set(encoded) == texts[0] | texts[1] | questions
+
+
+def test_a_sweep_refuses_a_method_that_calls_a_model_per_question(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A sweep retrieves every question at every grid point: an LLM-backed method (here an endpoint
+    rerank, one request per question) would send them all, so it is refused before any work."""
+    reranked = {"name": "bm25_rerank", "type": "rerank", "params": {
+        "input": "bm25", "depth": 5, "reranker": {"type": "endpoint", "model": "m", "base_url": "http://127.0.0.1:9/v1"}}}
+    config = tiny_config(tmp_path, CORPUS, QUESTIONS, retrievers=[*RETRIEVERS, reranked],
+                         evaluation={"metrics": ["mrr@3"], "n_resamples": 500})
+    assert main(["sweep", "--config", str(config), *GRID, "--output-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "methods" in err and "bm25_rerank" in err, err
+    assert not (tmp_path / "out").exists()
