@@ -136,15 +136,15 @@ class LogitsForEveryToken(ManagedLlamaServer):
 
 
 def greedy_answers(server: ManagedLlamaServer) -> tuple[list[str], int]:
-    """Greedy answers to the questions, each context repeated to a prompt of a few hundred tokens, and
+    """Greedy answers to the questions, each context repeated to a prompt of a one to two hundred tokens, and
     the HTTP status of a request for ``logprobs`` (which needs every token's logits)."""
     answers = []
     with server:
         for question, _, contexts in QUESTIONS:
-            context = "\n\n".join(f"[{i + 1}] {c}" for i, c in enumerate(contexts * 20))
+            context = "\n\n".join(f"[{i + 1}] {c}" for i, c in enumerate(contexts * 8))
             response = httpx.post(f"{server.base_url}/chat/completions", timeout=300, json={
                 "messages": [{"role": "user", "content": f"Context:\n{context}\n\nQuestion: {question}\nAnswer:"}],
-                "max_tokens": 24, "temperature": 0.0, "seed": 0})
+                "max_tokens": 16, "temperature": 0.0, "seed": 0})
             response.raise_for_status()
             answers.append(response.json()["choices"][0]["message"]["content"])
         probe = httpx.post(f"{server.base_url}/completions", timeout=300,
@@ -154,7 +154,7 @@ def greedy_answers(server: ManagedLlamaServer) -> tuple[list[str], int]:
 
 def test_logits_for_the_sampled_token_only_give_the_same_answers(tmp_path):
     """``logits_all`` off (ours) against llama-cpp-python's default (on): the same greedy answers on
-    prompts of a few hundred tokens; a ``logprobs`` request is refused by ours and answered by the
+    prompts of one to two hundred tokens; a ``logprobs`` request is refused by ours and answered by the
     default, so the setting reached the server."""
     ours, ours_probe = greedy_answers(
         ManagedLlamaServer(smollm2_gguf_path(), tmp_path / "ours.log", model_alias="smollm2", n_ctx=2048))
