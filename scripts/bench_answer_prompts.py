@@ -39,7 +39,6 @@ from bench_llama_settings import SETTINGS, server_command  # noqa: E402  (script
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PROMPTS = REPO / ".cache" / "bench" / "main_job_prompts.json"
 PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
-EVAL = re.compile(r"print:\s+eval time =\s*([\d.]+) ms /\s*(\d+) runs")
 
 
 def dump(config_path: Path, out: Path) -> None:
