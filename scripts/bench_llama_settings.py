@@ -46,6 +46,7 @@ SETTINGS: dict[str, tuple[list[str], dict[str, str]]] = {
     "extra-buffer-types-on": (["--extra_buffer_types", "on"], {}),
     "extra-buffer-types-off": (["--extra_buffer_types", "off"], {}),
     "flash-off": (["--flash_attn", "False"], {}),
+    "logits-all-on": (["--logits_all", "True"], {}),
     "ubatch-256": (["--n_ubatch", "256"], {}),
     "batch-2048-ubatch-1024": (["--n_batch", "2048", "--n_ubatch", "1024"], {}),
     "kv-q8_0": (["--type_k", "8", "--type_v", "8"], {}),
@@ -67,23 +68,30 @@ def wiki_prompts(n: int) -> list[list[dict[str, str]]]:
     return prompts
 
 
-def measure(flags: list[str], environment: dict[str, str], prompts: list, directory: Path) -> dict[str, float]:
-    """Mean prompt tokens, prompt tokens/s (wall of max_tokens=1 requests), generated tokens/s."""
-    server = ManagedLlamaServer(smollm2_gguf_path(), directory / "server.log", model_alias="smollm2", n_ctx=4096, verbose=True)
+def server_command(flags: list[str], log_path: Path, n_ctx: int = 4352) -> tuple[list[str], str]:
+    """The managed server's command (verbose, on a free port) with ``flags`` (pairs) applied: a flag
+    given again replaces the project's value; and its base URL."""
+    server = ManagedLlamaServer(smollm2_gguf_path(), log_path, model_alias="smollm2", n_ctx=n_ctx, verbose=True)
     command = server.command()
-    for flag, value in zip(flags[::2], flags[1::2]):  # a flag given again replaces the project's value
+    for flag, value in zip(flags[::2], flags[1::2]):
         if flag in command:
             command[command.index(flag) + 1] = value
         else:
             command += [flag, value]
+    return command, server.base_url
+
+
+def measure(flags: list[str], environment: dict[str, str], prompts: list, directory: Path) -> dict[str, float]:
+    """Mean prompt tokens, prompt tokens/s (wall of max_tokens=1 requests), generated tokens/s."""
     log_path = directory / "server.log"
+    command, base_url = server_command(flags, log_path)
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                    env={**quiet_thread_pools(dict(os.environ)), **environment})
     try:
         for _ in range(600):
             try:
-                if httpx.get(f"{server.base_url}/models", timeout=1).status_code == 200:
+                if httpx.get(f"{base_url}/models", timeout=1).status_code == 200:
                     break
             except httpx.HTTPError:
                 time.sleep(0.2)
@@ -91,7 +99,7 @@ def measure(flags: list[str], environment: dict[str, str], prompts: list, direct
         for i, messages in enumerate(prompts):
             for max_tokens in (1, 64):
                 start = time.perf_counter()
-                response = httpx.post(f"{server.base_url}/chat/completions", timeout=600,
+                response = httpx.post(f"{base_url}/chat/completions", timeout=600,
                                       json={"messages": messages, "max_tokens": max_tokens, "temperature": 0, "seed": 0})
                 response.raise_for_status()
                 if i and max_tokens == 1:

@@ -336,10 +336,12 @@ class LocalGenerator(ChatGenerator):
         return super().generate(requests, on_result)
 
     def run_facts(self) -> dict:
-        """``local_server``: the extra buffer types in use at the end, the self-check, restarts, each
-        death (signal and log lines), the starts that switched the extra buffer types off, and the
-        failure cause when the server was given up."""
+        """``local_server``: llama.cpp's settings (:meth:`ManagedLlamaServer.settings`), the extra
+        buffer types in use at the end, the self-check, restarts, each death (signal and log lines),
+        the starts that switched the extra buffer types off, and the failure cause when the server
+        was given up."""
         return {"local_server": {
+            "settings": self.server.settings(),
             "extra_buffer_types": "on" if self.server.extra_buffer_types else "off",
             "self_check": self.server.self_check, "restarts": self.restarts, "deaths": self.deaths,
             "extra_buffer_types_switched_off_after": self.server.fallbacks, "failure": self.failure_cause,

@@ -134,13 +134,24 @@ class ManagedLlamaServer:
             "--model_alias", self.model_alias, "--host", self.host, "--port", str(self.port),
             "--n_ctx", str(self.n_ctx), "--verbose", str(self.verbose),
         ]
-        # llama.cpp defaults to half the cores for token generation; a benchmark machine gives it all.
-        cmd += ["--n_threads", str(self.n_threads or os.cpu_count() or 1)]
-        # Flash attention: prompts of ~1,100 tokens (ten chunks) 270 instead of 208 tokens/s on 2 cores,
-        # generation 100 instead of 78; n_batch / n_ubatch (256-2048) and a q8_0 KV cache (slower)
-        # did no better (scripts/bench_llama_settings.py, docs/generation.md).
-        cmd += ["--flash_attn", "True"]
+        for flag, value in self.settings().items():
+            cmd += [f"--{flag}", str(value)]
         return cmd
+
+    def settings(self) -> dict[str, int | bool]:
+        """llama.cpp's settings beyond the model and the address (the run's manifest records them):
+
+        - ``n_threads``: all cores (llama.cpp alone would use half for token generation);
+        - ``flash_attn``: prompts of ~1,100 tokens (ten chunks) 270 instead of 208 tokens/s on 2
+          cores, generation 100 instead of 78; n_batch / n_ubatch (256-2048) and a q8_0 KV cache
+          (slower) did no better (``scripts/bench_llama_settings.py``, docs/generation.md);
+        - ``logits_all`` off: llama-cpp-python's server turns it on by default (for ``logprobs``,
+          which no request here asks for), so llama.cpp computes the 49,152-word output layer for
+          every prompt token and the server copies each row into an ``n_ctx`` x vocabulary float32
+          array; off, only for the token that is sampled. Same answers, less prompt time
+          (``scripts/bench_answer_prompts.py``, docs/generation.md).
+        """
+        return {"n_threads": self.n_threads or os.cpu_count() or 1, "flash_attn": True, "logits_all": False}
 
     def is_running(self) -> bool:
         return self._process is not None and self._process.poll() is None

@@ -67,7 +67,8 @@ def test_smollm2_answers_from_context_and_the_server_is_stopped(tmp_path, monkey
         environment = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
         assert b"OMP_WAIT_POLICY=PASSIVE" in environment and b"GOMP_SPINCOUNT=3000" in environment  # spin briefly, then sleep
         command = open(f"/proc/{pid}/cmdline", "rb").read().decode().split("\0")
-        assert "--flash_attn" in command
+        assert command[command.index("--flash_attn") + 1] == "True"
+        assert command[command.index("--logits_all") + 1] == "False"  # llama-cpp-python's server says True
         assert command[command.index("--extra_buffer_types") + 1] == "off"  # the default (docs/generation.md)
         assert generator.server.self_check == "ok"
         results = generator.generate(requests())
@@ -125,3 +126,40 @@ def test_the_extra_buffer_types_setting_reaches_llama_cpp(tmp_path, extra_buffer
         assert not considered, considered
     elif offered:
         assert considered, log[-3000:]
+
+
+class LogitsForEveryToken(ManagedLlamaServer):
+    """The managed server with llama-cpp-python's own default, ``logits_all`` on."""
+
+    def settings(self):
+        return {**super().settings(), "logits_all": True}
+
+
+def greedy_answers(server: ManagedLlamaServer) -> tuple[list[str], int]:
+    """Greedy answers to the questions, each context repeated to a prompt of a one to two hundred tokens, and
+    the HTTP status of a request for ``logprobs`` (which needs every token's logits)."""
+    answers = []
+    with server:
+        for question, _, contexts in QUESTIONS:
+            context = "\n\n".join(f"[{i + 1}] {c}" for i, c in enumerate(contexts * 8))
+            response = httpx.post(f"{server.base_url}/chat/completions", timeout=300, json={
+                "messages": [{"role": "user", "content": f"Context:\n{context}\n\nQuestion: {question}\nAnswer:"}],
+                "max_tokens": 16, "temperature": 0.0, "seed": 0})
+            response.raise_for_status()
+            answers.append(response.json()["choices"][0]["message"]["content"])
+        probe = httpx.post(f"{server.base_url}/completions", timeout=300,
+                           json={"prompt": "Paris is", "max_tokens": 1, "logprobs": 1})
+    return answers, probe.status_code
+
+
+def test_logits_for_the_sampled_token_only_give_the_same_answers(tmp_path):
+    """``logits_all`` off (ours) against llama-cpp-python's default (on): the same greedy answers on
+    prompts of one to two hundred tokens; a ``logprobs`` request is refused by ours and answered by the
+    default, so the setting reached the server."""
+    ours, ours_probe = greedy_answers(
+        ManagedLlamaServer(smollm2_gguf_path(), tmp_path / "ours.log", model_alias="smollm2", n_ctx=2048))
+    default, default_probe = greedy_answers(
+        LogitsForEveryToken(smollm2_gguf_path(), tmp_path / "default.log", model_alias="smollm2", n_ctx=2048))
+    assert ours == default
+    assert all(answer.strip() for answer in ours), ours
+    assert default_probe == 200 and ours_probe >= 400, (default_probe, ours_probe)
