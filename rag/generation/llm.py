@@ -319,6 +319,7 @@ class LocalGenerator(ChatGenerator):
             smollm2_gguf_path(), Path(cache_dir) / "llama_server.log", model_alias=config.model,
             port=config.port, n_ctx=config.n_ctx or DEFAULT_N_CTX, n_threads=config.n_threads,
             startup_timeout_s=config.startup_timeout_s, extra_buffer_types=config.extra_buffer_types,
+            logprobs=config.top_logprobs is not None,
         )
         return cls(config, cache_dir, server, **injected)
 

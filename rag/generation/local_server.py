@@ -102,11 +102,13 @@ class ManagedLlamaServer:
         host: str = "127.0.0.1",
         verbose: bool = False,
         extra_buffer_types: bool = False,
+        logprobs: bool = False,
         program: Sequence[str] = LAUNCHER,
     ):
         """``extra_buffer_types``: llama.cpp's ``use_extra_bufts`` at the first start (see the module
-        docstring for when it is switched off). ``program``: the command before the server's
-        arguments; it must accept the launcher's ``--extra_buffer_types on|off`` and
+        docstring for when it is switched off). ``logprobs``: the requests ask for log-probs (the
+        ``llm`` reranker), so llama.cpp keeps every token's logits (``logits_all``). ``program``: the
+        command before the server's arguments; it must accept the launcher's ``--extra_buffer_types on|off`` and
         ``llama_cpp.server``'s flags (a stand-in server for fault injection does)."""
         self.model_path = Path(model_path)
         self.log_path = Path(log_path)
@@ -118,6 +120,7 @@ class ManagedLlamaServer:
         self.startup_timeout_s = startup_timeout_s
         self.verbose = verbose
         self.extra_buffer_types = extra_buffer_types
+        self.logprobs = logprobs
         self.program = list(program)
         self.self_check: str = "not run"
         self.fallbacks: list[str] = []  # each death that switched the extra buffer types off
@@ -145,13 +148,14 @@ class ManagedLlamaServer:
         - ``flash_attn``: prompts of ~1,100 tokens (ten chunks) 270 instead of 208 tokens/s on 2
           cores, generation 100 instead of 78; n_batch / n_ubatch (256-2048) and a q8_0 KV cache
           (slower) did no better (``scripts/bench_llama_settings.py``, docs/generation.md);
-        - ``logits_all`` off: llama-cpp-python's server turns it on by default (for ``logprobs``,
-          which no request here asks for), so llama.cpp computes the 49,152-word output layer for
+        - ``logits_all`` off unless the requests ask for log-probs (``logprobs``: only the ``llm``
+          reranker does; llama-cpp-python refuses them without it): its server turns it on by
+          default, so llama.cpp computes the 49,152-word output layer for
           every prompt token and the server copies each row into an ``n_ctx`` x vocabulary float32
           array; off, only for the token that is sampled. Same answers, less prompt time
           (``scripts/bench_answer_prompts.py``, docs/generation.md).
         """
-        return {"n_threads": self.n_threads or os.cpu_count() or 1, "flash_attn": True, "logits_all": False}
+        return {"n_threads": self.n_threads or os.cpu_count() or 1, "flash_attn": True, "logits_all": self.logprobs}
 
     def is_running(self) -> bool:
         return self._process is not None and self._process.poll() is None
