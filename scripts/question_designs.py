@@ -42,7 +42,12 @@ from rag.config import load_config
 from rag.data import load_dataset
 from rag.data.questions.common import content_words
 from rag.data.questions.leak import document_names, names_gold, normalize
-from rag.data.questions.templates import _ARTICLE, _DEFINITION, proper_name, prose_sentences
+from rag.data.questions.templates import (
+    _ARTICLE,
+    _DEFINITION,
+    proper_name,
+    prose_sentences,
+)
 from rag.retrievers.stopwords import ENGLISH_STOPWORDS
 from rag.types import Document
 
@@ -71,7 +76,7 @@ def _without_names(text: str, names: frozenset[str]) -> str:
     for name in sorted(names, key=len, reverse=True):
         words = name.split()
         if words:
-            text = re.sub(r"(?<!\w)" + r"[\W_]*".join(map(re.escape, words)) + r"(?!\w)", "", text, flags=re.I)
+            text = re.sub(r"(?<!\w)" + r"[\W_]*".join(map(re.escape, words)) + r"(?!\w)", "", text, flags=re.IGNORECASE)
     return " ".join(text.split())
 
 
@@ -128,6 +133,14 @@ def _proper_titles(documents: Sequence[Document]) -> dict[str, str]:
     return {title: urls[0] for title, urls in titles.items() if len(urls) == 1}
 
 
+def _by_first_word(names: Sequence[str] | dict[str, str]) -> dict[str, list[str]]:
+    """Each name's first word -> the names starting with it, in ``names``' order."""
+    by_first: dict[str, list[str]] = collections.defaultdict(list)
+    for name in names:
+        by_first[name.split()[0]].append(name)
+    return by_first
+
+
 def _description(sentence: str, title: str) -> str | None:
     """The description another author gives ``title`` in ``sentence`` ("the {NP} Title", "Title, a {NP},")."""
     found = None
@@ -150,9 +163,7 @@ def _description(sentence: str, title: str) -> str | None:
 
 def appositive(documents: Sequence[Document]) -> list[Record]:
     titles = _proper_titles(documents)
-    by_first = collections.defaultdict(list)
-    for title in titles:
-        by_first[title.split()[0]].append(title)
+    by_first = _by_first_word(titles)
     records = []
     for source in documents:
         for sentence in prose_sentences(source.text):
@@ -169,9 +180,7 @@ def appositive(documents: Sequence[Document]) -> list[Record]:
 
 def mention(documents: Sequence[Document]) -> list[Record]:
     titles = _proper_titles(documents)
-    by_first = collections.defaultdict(list)
-    for title in titles:
-        by_first[title.split()[0]].append(title)
+    by_first = _by_first_word(titles)
     records = []
     for source in documents:
         for sentence in prose_sentences(source.text):
@@ -192,9 +201,7 @@ def page_name_mention(documents: Sequence[Document], names: dict[str, frozenset[
             if len(name) >= 4 and name not in ENGLISH_STOPWORDS:
                 owners[name].add(document.url)
     unique = {name: next(iter(urls)) for name, urls in owners.items() if len(urls) == 1}
-    by_first = collections.defaultdict(list)
-    for name in unique:
-        by_first[name.split()[0]].append(name)
+    by_first = _by_first_word(unique)
     records = []
     for source in documents:
         for sentence in prose_sentences(source.text):
@@ -204,7 +211,7 @@ def page_name_mention(documents: Sequence[Document], names: dict[str, frozenset[
                     if " ".join(tokens[i:i + len(name.split())]) != name or unique[name] == source.url:
                         continue
                     pattern = r"(?<!\w)" + r"[\W_]*".join(map(re.escape, name.split())) + r"(?:\(\d\))?(?!\w)"
-                    question, replaced = re.subn(pattern, "what", sentence, count=1, flags=re.I)
+                    question, replaced = re.subn(pattern, "what", sentence, count=1, flags=re.IGNORECASE)
                     if replaced and 6 <= len(question.split()) <= 30 and not question.startswith("what"):
                         records.append(_record(question.rstrip(".") + "?", unique[name], name, "mention",
                                                source_url=source.url))
@@ -248,7 +255,7 @@ def main(argv: list[str]) -> int:
     names = {d.url: document_names(d.url, d.title) for d in documents}
     texts = {d.url: d.text for d in documents}
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    write = lambda stem, records, n=300: write_set(args.out_dir / f"{stem}.jsonl", records, names, texts, n)  # noqa: E731
+    write = lambda stem, records, n=300: write_set(args.out_dir / f"{stem}.jsonl", records, names, texts, n)
     write("appositive", appositive(documents))
     write("mention", mention(documents))
     leads = lead(documents, names)
