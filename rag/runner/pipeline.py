@@ -38,6 +38,7 @@ from rag.runner.contexts import answer_in_context_columns, baseline_rankings, cl
 from rag.runner.generation_stats import GenerationCounts
 from rag.runner.retrieval import CachedRanking, RetrievalStage
 from rag.runner.rundir import RunDirectory, open_run_directory, resumable
+from rag.results.fidelity_facts import int8_fidelity_fact
 from rag.results import schema
 from rag.results.comparison import Comparison, StatisticsSettings, compare
 from rag.results.csv_files import write_csv
@@ -196,6 +197,9 @@ def _run_stages(
     with timer.stage("hnsw fidelity"):
         fidelity = {m: f for m in methods if (f := retrieval.hnsw_fidelity(m, all_questions)) is not None}
     manifest.update(hnsw_vs_exact=fidelity)
+    with timer.stage("int8 fidelity"):
+        int8 = {m: f for m in methods if (f := retrieval.int8_fidelity(m, all_questions)) is not None}
+    manifest.update(int8_vs_float32=int8)
 
     chunk_text = {chunk.chunk_id: chunk.text for chunk in chunks}
     contexts = {**rankings, **baseline_rankings(config.baselines, question_sets, chunks)}  # + answer-only methods
@@ -302,6 +306,7 @@ def _run_stages(
             *(f"HNSW vs exact search ({name}, {f['questions']} sampled questions): recall@{f['k']} "
               f"{f['recall_vs_exact']:.4f}, identical top-{f['k']} lists {f['identical_top_k']:.1%} "
               "(HNSW builds are not bit-reproducible; search: exact is)" for name, f in fidelity.items()),
+            *(int8_fidelity_fact(name, f) for name, f in int8.items()),
         ]
         write_html_report(
             run_dir.path / "report.html", f"Retrieval benchmark: {data_label(config, dataset)}", comparison, per_query,
