@@ -32,11 +32,12 @@ import numpy as np
 
 from rag.errors import BenchError
 from rag.io_utils import atomic_write_json, sha256_file, sha256_text
-from rag.models import quiet_thread_pools, resolve_embedding_model
+from rag.models import load_tokenizer, quiet_thread_pools, resolve_embedding_model
 
 log = logging.getLogger(__name__)
 
-#: What the quantization does (keys the cached model and, through :func:`identity`, the vectors).
+#: What the quantization does (keys the cached model and, through :func:`identity`, the vectors):
+#: a change to the export or the quantization must change it.
 RECIPE = "onnxruntime-dynamic-qint8-per-channel"
 ONNX_OPSET = 17
 MODEL_FILE, SETTINGS_FILE = "model.onnx", "encoder.json"
@@ -92,7 +93,7 @@ def _build(model: str, directory: Path) -> None:
 
     directory.mkdir()
     st = load_sentence_transformer(model, "cpu").eval()
-    example = st.tokenize(["an example text", "another"])
+    example = load_tokenizer(resolve_embedding_model(model))(["an example text", "another"], padding=True, return_tensors="pt")
     names = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in example]
 
     class Pooled(torch.nn.Module):
@@ -131,8 +132,6 @@ class Int8Encoder:
             raise BenchError(f"int8 model of {self.model!r}: no cache directory to build it in")
         quiet_thread_pools()
         import onnxruntime
-
-        from rag.models import load_tokenizer
 
         directory = quantized_model(self.model, self.cache)
         settings = json.loads((directory / SETTINGS_FILE).read_text(encoding="utf-8"))
