@@ -141,19 +141,12 @@ class Int8Encoder:
         session = onnxruntime.InferenceSession(str(directory / MODEL_FILE), options, providers=["CPUExecutionProvider"])
         return session, load_tokenizer(resolve_embedding_model(self.model)), settings
 
-    @property
-    def default_batch_size(self) -> int:
-        from rag.encoders import CPU_BATCH_SIZE
-
-        return CPU_BATCH_SIZE
-
-    def encode(self, sentences: list[str], batch_size: int | None = None, normalize_embeddings: bool = True,
+    def encode(self, sentences: list[str], batch_size: int, normalize_embeddings: bool = True,
                **_ignored: Any) -> np.ndarray:
-        """One float32 row per text, in order; texts go longest first in batches of ``batch_size``
-        (None: :attr:`default_batch_size`), as sentence-transformers batches them; rows are
-        L2-normalized unless ``normalize_embeddings`` is False."""
+        """One float32 row per text, in order; texts go longest first in batches of ``batch_size``,
+        as sentence-transformers batches them; rows are L2-normalized unless ``normalize_embeddings``
+        is False (the other sentence-transformers options are accepted and ignored)."""
         session, tokenizer, settings = self._session
-        batch_size = batch_size or self.default_batch_size
         order = np.argsort([-len(text) for text in sentences], kind="stable")
         vectors = np.empty((len(sentences), settings["dimension"]), dtype=np.float32)
         for start in range(0, len(sentences), batch_size):
