@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from functools import cached_property
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Union
 
 import numpy as np
 import openai
-from pydantic import Field
+from pydantic import Discriminator, Tag, model_serializer
 
 from rag.endpoints.clients import NO_KEY_PLACEHOLDER, ClientFactory, default_client_factory
 from rag.endpoints.keys import endpoint_api_key
@@ -38,6 +40,8 @@ from rag.endpoints.pool import all_or_nothing
 from rag.endpoints.retry import Backoff, RequestFailure, classify, retry_logger, retrying
 from rag.endpoints.settings import EndpointSettings
 from rag.errors import BenchError
+from rag.int8 import Int8Encoder
+from rag.int8 import identity as int8_identity
 from rag.models import quiet_thread_pools, resolve_embedding_model
 from rag.progress import library_bars_enabled
 from rag.registry import Registry
@@ -74,12 +78,26 @@ def load_sentence_transformer(model: str, device: str = "auto"):
 
 
 class SentenceTransformersEmbedderConfig(ConfigModel):
-    """The local sentence-transformers model (the dense retriever's ``model`` and ``device``)."""
+    """The local sentence-transformers model (the dense retriever's ``model`` and ``device``).
+
+    ``precision``: ``float32`` runs the model as it is (on ``device``); ``int8`` runs its ONNX
+    Runtime int8 quantization on the CPU (:mod:`rag.int8`), with vectors kept apart in the
+    embedding store (their own identity)."""
 
     type: Literal["sentence_transformers"] = "sentence_transformers"
+    precision: Literal["float32", "int8"] = "float32"
+
+    @model_serializer(mode="wrap")
+    def _float32_unsaid(self, handler) -> dict:
+        """float32 is left out of dumps, so run plans and cache keys written before ``precision``
+        existed stay valid."""
+        data = handler(self)
+        if self.precision == "float32":
+            data.pop("precision", None)
+        return data
 
     def identity(self, model: str) -> str:
-        return model
+        return model if self.precision == "float32" else int8_identity(model)
 
 
 class OpenAIEmbedderConfig(EndpointSettings):
@@ -91,8 +109,17 @@ class OpenAIEmbedderConfig(EndpointSettings):
         return f"openai:{model}"
 
 
+def _embedder_type(value: Any) -> str | None:
+    """The ``type`` of an embedder setting; omitted, the local model (``embedder: {precision: int8}``)."""
+    if isinstance(value, Mapping):
+        return value.get("type", "sentence_transformers")
+    return getattr(value, "type", None)
+
+
 EmbedderConfig = Annotated[
-    Union[SentenceTransformersEmbedderConfig, OpenAIEmbedderConfig], Field(discriminator="type")
+    Union[Annotated[SentenceTransformersEmbedderConfig, Tag("sentence_transformers")],
+          Annotated[OpenAIEmbedderConfig, Tag("openai")]],
+    Discriminator(_embedder_type),
 ]
 
 ENCODERS: Registry[Any] = Registry("embedder")
@@ -113,6 +140,12 @@ class SentenceTransformersEncoder:
 
     def __init__(self, config: SentenceTransformersEmbedderConfig, model: str, device: str):
         self.model, self.device = model, device
+        self.int8 = Int8Encoder(model) if config.precision == "int8" else None
+
+    def use_model_cache(self, directory: Path) -> None:
+        """Where the int8 model is built and kept (``<cache_dir>/models``); float32 needs none."""
+        if self.int8 is not None:
+            self.int8.cache = directory
 
     @cached_property
     def loaded(self):
@@ -121,11 +154,13 @@ class SentenceTransformersEncoder:
 
     @property
     def default_batch_size(self) -> int:
-        """:data:`CPU_BATCH_SIZE` when the model runs on CPU, :data:`GPU_BATCH_SIZE` elsewhere."""
-        return CPU_BATCH_SIZE if self.loaded.device.type == "cpu" else GPU_BATCH_SIZE
+        """:data:`CPU_BATCH_SIZE` when the model runs on CPU (int8 always does), :data:`GPU_BATCH_SIZE` elsewhere."""
+        return CPU_BATCH_SIZE if self.int8 is not None or self.loaded.device.type == "cpu" else GPU_BATCH_SIZE
 
     def encode(self, sentences: list[str], batch_size: int | None = None, **kwargs: Any) -> np.ndarray:
         """``batch_size`` None: :attr:`default_batch_size`."""
+        if self.int8 is not None:
+            return self.int8.encode(sentences, batch_size=batch_size or self.default_batch_size, **kwargs)
         return self.loaded.encode(sentences, batch_size=batch_size or self.default_batch_size, **kwargs)
 
 

@@ -4,8 +4,11 @@
    8 texts on CPU) vs a bare ``SentenceTransformer.encode`` of the same texts (its defaults: batches
    of 32; and with our batch of 8) vs onnxruntime (MiniLM exported here with ``torch.onnx.export``,
    the same tokenizer, our batches and mean pooling), best of ``--repeats``; the vectors' largest
-   cosine distance to the bare encode's, and the exact top-10 overlap of the queries. Then the limit:
-   the encoder's FLOPs over these texts against this CPU's measured float32 matrix-product rate.
+   cosine distance to the bare encode's, and the exact top-10 overlap of the queries; and ours-int8
+   (``precision: int8``, :mod:`rag.int8`), with its speed ratios to the peers of the same run (rows
+   alternate, so a change of load touches each alike). Then the limit: the encoder's FLOPs over these
+   texts against this CPU's measured float32 matrix-product rate, and onnxruntime's float32 and int8
+   (``MatMulInteger``) rates.
    ``--omp-wait-policy=default`` measures OpenMP's own spin-waiting instead of our short spin (it must be
    chosen before PyTorch loads; libgomp warns about the empty value it is given for "default").
 2. Cold vs cached ``DenseRetriever.index`` (embeddings + Chroma collection).
@@ -41,6 +44,8 @@ from rag.retrievers.dense import DenseParams, DenseRetriever
 from bench_bm25 import sample_queries, timed, wiki_chunks  # noqa: E402  (scripts/ is on sys.path)
 
 MODEL = "all-MiniLM-L6-v2"
+#: fastembed is not installed in this project's environment (not a dependency), so its row is not measured.
+FASTEMBED_ROW = "  fastembed: not measured (not installed in this environment; whether it runs offline from a local path is unchecked)"
 
 
 def recall_at(found, exact, k: int) -> float:
@@ -131,29 +136,77 @@ def matmul_peak(repeats: int = 5) -> dict[str, float]:
     return rates
 
 
-def compare_throughput(encoder, texts: list[str], queries: list[str], repeats: int) -> None:
+def onnx_matmul_rates(repeats: int = 5) -> dict[str, tuple[float, float]]:
+    """This CPU's float32 (``MatMul``) and int8 (``MatMulInteger``: uint8 activations x int8 weights,
+    the products of the dynamically quantized model) matrix-product rates on onnxruntime, with the
+    int8 encoder's thread settings, best of ``repeats`` (G operations/s; a multiply-add is 2), for
+    MiniLM's largest product (a batch of 64 texts of 256 tokens times the 384 x 1536 feed-forward
+    weights) and a 2048² square."""
+    import time
+
+    import onnx
+    import onnxruntime
+    from onnx import TensorProto, helper
+
+    from rag.int8 import intra_op_threads
+
+    rng = np.random.default_rng(0)
+    rates = {}
+    for name, (m, k, n) in {"16384x384x1536 (MiniLM FFN)": (64 * 256, 384, 1536), "2048x2048x2048": (2048, 2048, 2048)}.items():
+        best = []
+        for op, a_type, b_type, out_type, a, b in (
+            ("MatMul", TensorProto.FLOAT, TensorProto.FLOAT, TensorProto.FLOAT,
+             rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)),
+            ("MatMulInteger", TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32,
+             rng.integers(0, 255, (m, k), dtype=np.uint8), rng.integers(-127, 127, (k, n), dtype=np.int8)),
+        ):
+            graph = helper.make_graph([helper.make_node(op, ["a", "b"], ["c"])], "product",
+                                      [helper.make_tensor_value_info("a", a_type, [m, k])],
+                                      [helper.make_tensor_value_info("c", out_type, [m, n])],
+                                      [onnx.numpy_helper.from_array(b, "b")])
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = intra_op_threads()
+            session = onnxruntime.InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+                                                   .SerializeToString(), options, providers=["CPUExecutionProvider"])
+            session.run(None, {"a": a})
+            seconds = float("inf")
+            for _ in range(repeats):
+                start = time.perf_counter()
+                session.run(None, {"a": a})
+                seconds = min(seconds, time.perf_counter() - start)
+            best.append(2.0 * m * k * n / seconds / 1e9)
+        rates[name] = (best[0], best[1])
+    return rates
+
+
+def compare_throughput(encoder, texts: list[str], queries: list[str], repeats: int, model_cache: Path) -> None:
     """Best-of-``repeats`` time of a bare ``encode`` (its default batch, then ours), our Embedder with
-    an empty cache, onnxruntime."""
+    an empty cache (float32, and int8 with its model built in ``model_cache``), onnxruntime."""
     import torch
 
     model, batch = encoder.loaded, encoder.default_batch_size
+    int8 = build_encoder(SentenceTransformersEmbedderConfig(precision="int8"), MODEL, "cpu")
+    int8.use_model_cache(model_cache)
     with tempfile.TemporaryDirectory() as tmp:
         onnx = OnnxMiniLM(model, Path(tmp))
-    model.encode(texts[:64], batch_size=64)  # warm-up
+    model.encode(texts[:64], batch_size=64)  # warm-up (and the int8 model's build, once per cache)
     onnx.encode(texts[:64], batch)
-    def ours() -> np.ndarray:
+    int8.encode(texts[:64])
+
+    def ours(over) -> np.ndarray:
         with tempfile.TemporaryDirectory() as tmp:  # an empty embedding cache every time
-            return Embedder(encoder, EmbeddingStore.for_model(tmp, MODEL)).embed(texts)
+            return Embedder(over, EmbeddingStore.for_model(tmp, MODEL)).embed(texts)
 
     runs = {
         "bare": lambda: model.encode(texts, normalize_embeddings=True, show_progress_bar=False),
         f"bare, batch {batch}": lambda: model.encode(texts, batch_size=batch, normalize_embeddings=True, show_progress_bar=False),
-        "ours": ours,
+        "ours": lambda: ours(encoder),
         "onnxruntime": lambda: onnx.encode(texts, batch),
+        "ours-int8": lambda: ours(int8),
     }
     seconds: dict[str, list[float]] = {name: [] for name in runs}
     vectors = {}
-    for _ in range(repeats):
+    for _ in range(repeats):  # alternating, so a change of the machine's load touches every row alike
         for name, run in runs.items():
             vectors[name], run_s = timed(run)
             seconds[name].append(run_s)
@@ -166,6 +219,11 @@ def compare_throughput(encoder, texts: list[str], queries: list[str], repeats: i
         overlap = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(top10[name], top10["bare"])])
         print(f"  {name:>12}: {len(texts) / min(times):7.1f} texts/s ({min(times):.1f} s) | largest cosine distance to "
               f"bare {cosine:.1e} | top-10 overlap with bare {overlap:.4f}")
+    best = {name: min(times) for name, times in seconds.items()}
+    print(f"ours-int8 vs the same run's peers: {best['onnxruntime'] / best['ours-int8']:.2f}x onnxruntime float32 "
+          f"(goal >= 1.5), {best['bare'] / best['ours-int8']:.2f}x bare (goal >= 2), {best['ours'] / best['ours-int8']:.2f}x "
+          "ours float32; top-10 overlap with bare above (goal >= 0.98)")
+    print(FASTEMBED_ROW)
     useful, computed = encoder_flops(model, texts, batch)
     peaks = matmul_peak()
     ours_s = min(seconds["ours"])
@@ -174,6 +232,11 @@ def compare_throughput(encoder, texts: list[str], queries: list[str], repeats: i
     for name, rate in peaks.items():
         print(f"  float32 matrix product {name}: {rate:.1f} GFLOP/s -> ours runs at {computed / ours_s / 1e9 / rate:.0%} "
               f"of it; at 100% the texts would take {computed / rate / 1e9:.1f} s ({len(texts) * rate * 1e9 / computed:.1f} texts/s)")
+    int8_s = best["ours-int8"]
+    for name, (float_rate, int_rate) in onnx_matmul_rates().items():
+        print(f"  onnxruntime {name}: float32 MatMul {float_rate:.1f} GFLOP/s, int8 MatMulInteger {int_rate:.1f} GOP/s "
+              f"({int_rate / float_rate:.2f}x) -> ours-int8 computes {computed / int8_s / 1e9:.1f} GOP/s, "
+              f"{computed / int8_s / 1e9 / int_rate:.0%} of the int8 rate")
 
 
 def main() -> None:
@@ -199,7 +262,8 @@ def main() -> None:
     print(f"corpus: {len(chunks)} chunks; {len(queries)} queries; device {model.device}")
 
     if args.repeats:
-        compare_throughput(encoder, texts, queries, args.repeats)
+        with tempfile.TemporaryDirectory() as tmp:
+            compare_throughput(encoder, texts, queries, args.repeats, (args.cache_dir or Path(tmp)) / "models")
     if args.throughput_only:
         return
 

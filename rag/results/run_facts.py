@@ -1,7 +1,7 @@
 """The report's run facts: one sentence per thing a reader may need to trust or repeat a run (the
 "Run facts" list of report.html): its settings, data, questions and their provenance, leak and
 validity, skipped input, generation, answer-only baselines, ties crossing a cut-off, the LLM-backed
-methods' sample, and each approximate search's fidelity to exact search.
+methods' sample, each approximate search's fidelity to exact search and each int8 embedder's to float32.
 
 The runner fills :class:`RunFigures` from its stages' outputs; this module imports neither the
 config nor the data packages (the results package stays above them)."""
@@ -44,6 +44,7 @@ class RunFigures:
     generation_facts: Sequence[str] = ()
     sample_lines: Sequence[str] = ()  # rag.runner.sample.SampledSets.plan_lines
     fidelity: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # method -> HNSW vs exact
+    int8_fidelity: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # method -> int8 vs float32
 
 
 def run_facts(f: RunFigures) -> list[str]:
@@ -68,7 +69,18 @@ def run_facts(f: RunFigures) -> list[str]:
         *(f"HNSW vs exact search ({name}, {x['questions']} sampled questions): recall@{x['k']} "
           f"{x['recall_vs_exact']:.4f}, identical top-{x['k']} lists {x['identical_top_k']:.1%} "
           "(HNSW builds are not bit-reproducible; search: exact is)" for name, x in f.fidelity.items()),
+        *(int8_fidelity_fact(name, x) for name, x in f.int8_fidelity.items()),
     ]
+
+
+def int8_fidelity_fact(name: str, record: Mapping[str, Any]) -> str:
+    """One line: an int8 retriever's top-k overlap with float32, identical lists and cosine errors, with
+    its sample sizes (:mod:`rag.retrievers.precision_fidelity`)."""
+    return (f"int8 vs float32 embeddings ({name}, {record['questions']} sampled questions, exact search over "
+            f"{record['chunks']} sampled chunks): top-{record['k']} overlap {record['top_k_overlap']:.4f}, "
+            f"identical top-{record['k']} lists {record['identical_top_k']:.1%}, query cosine error mean "
+            f"{record['query_cosine_error_mean']:.1e} (max {record['query_cosine_error_max']:.1e}), chunk cosine "
+            f"error mean {record['chunk_cosine_error_mean']:.1e}")
 
 
 def skipped_facts(f: RunFigures) -> list[str]:

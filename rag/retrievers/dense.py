@@ -73,6 +73,9 @@ class DenseParams(RetrieverParams):
     def _device_is_local(self) -> "DenseParams":
         if "device" in self.model_fields_set and self.embedder.type != "sentence_transformers":
             raise ValueError(f"device applies to the local embedder, not to embedder type {self.embedder.type!r}")
+        if getattr(self.embedder, "precision", None) == "int8" and self.device not in ("auto", "cpu"):
+            raise ValueError(f"embedder precision int8 runs on the CPU only, not on device {self.device!r} "
+                             "(set precision: float32 to use it)")
         chroma_only = sorted({"mode", "host", "port", "hnsw"} & self.model_fields_set)
         if self.store.type != "chroma" and chroma_only:
             raise ValueError(f"{', '.join(chroma_only)} configure the Chroma store, not store type {self.store.type!r}")
@@ -130,6 +133,8 @@ class DenseRetriever(TransformedSearch, Retriever):
             batch_size=self.params.batch_size,
             texts_per_call=self.params.shard_size,
         )
+        if hasattr(self.encoder, "use_model_cache"):
+            self.encoder.use_model_cache(storage.embeddings.parent / "models")
         self._chunk_ids = [chunk.chunk_id for chunk in ordered]
         self._row_of = {chunk_id: row for row, chunk_id in enumerate(self._chunk_ids)}
         self._vectors = self.embedder.embed([chunk.text for chunk in ordered], desc=f"{self.name}: embedding chunks")

@@ -75,7 +75,7 @@ def run_figures(run: RunContext, chunked: Chunked, retrieved: Retrieved, generat
         failed_answers=failed, ties=config.evaluation.ties, tied=tied,
         files_read=dataset.files_read, files_skipped=dataset.files_skipped, skipped=dict(dataset.skipped),
         skipped_examples=list(dataset.skipped_examples), baselines=config.baselines, agreements=agreements,
-        generation_facts=generation_facts, fidelity=retrieved.fidelity,
+        generation_facts=generation_facts, fidelity=retrieved.fidelity, int8_fidelity=retrieved.int8_fidelity,
         sample_lines=retrieved.sampled.plan_lines(config.cache_dir) if retrieved.sampled.llm_methods else [],
     )
 

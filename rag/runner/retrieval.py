@@ -40,6 +40,7 @@ from rag.io_utils import atomic_write_json, sha256_text
 from rag.progress import progress
 from rag.retrievers import build_retriever
 from rag.retrievers.base import IndexStorage, Retriever, RetrieverParams, ServedInputsParams
+from rag.retrievers.precision_fidelity import int8_vs_float32
 from rag.services import StageServices
 from rag.runner.timing import StageTimer
 from rag.types import Chunk, Ranking
@@ -184,9 +185,37 @@ class RetrievalStage:
         spec = self.config.retriever(name)
         if spec.type != "dense" or spec.params.search != "hnsw":
             return None
+
+        def measure(sample: list[str]) -> dict:
+            k = self.config.top_k
+            approximate = self.rankings(name, sample)
+            exact = self._indexed(name).search_exact(sample, k)
+            overlaps = [len(set(approximate[q].chunk_ids[:k]) & set(e.chunk_ids)) / max(len(e.chunk_ids), 1)
+                        for q, e in zip(sample, exact)]
+            identical = [approximate[q].chunk_ids[:k] == e.chunk_ids for q, e in zip(sample, exact)]
+            return {"questions": len(sample), "k": k, "recall_vs_exact": sum(overlaps) / max(len(sample), 1),
+                    "identical_top_k": sum(identical) / max(len(sample), 1)}
+
+        return self._sampled_check(name, ".fidelity", queries, sample_size, measure)
+
+    def int8_fidelity(self, name: str, queries: Sequence[str], sample_size: int = FIDELITY_SAMPLE) -> dict | None:
+        """How close a dense retriever's int8 embeddings retrieve to float32 on a seeded sample of
+        ``queries`` (:func:`rag.retrievers.precision_fidelity.int8_vs_float32`); None unless the
+        retriever embeds in int8. Cached like :meth:`hnsw_fidelity`."""
+        spec = self.config.retriever(name)
+        if spec.type != "dense" or getattr(spec.params.embedder, "precision", None) != "int8":
+            return None
+        chunk_text = {chunk.chunk_id: chunk.text for chunk in self.chunks}
+        return self._sampled_check(name, ".int8", queries, sample_size, lambda sample: int8_vs_float32(
+            self._indexed(name), chunk_text, sample, self.config.top_k, self.config.seed))
+
+    def _sampled_check(self, name: str, suffix: str, queries: Sequence[str], sample_size: int,
+                       measure: Callable[[list[str]], dict]) -> dict:
+        """``measure`` of a ``config.seed``-ed sample of ``sample_size`` distinct ``queries``, cached
+        beside the rankings (``suffix``) under the sample's hash."""
         distinct = sorted(set(queries))
         sample = random.Random(self.config.seed).sample(distinct, min(sample_size, len(distinct)))
-        path = self._cache_path(name, ".fidelity")
+        path = self._cache_path(name, suffix)
         key = sha256_text(json.dumps(sample))
         if path.is_file():
             try:
@@ -194,18 +223,8 @@ class RetrievalStage:
                 if cached.get("sample_sha256") == key:
                     return cached
             except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as exc:
-                log.warning("ignoring unreadable fidelity cache %s (%s)", path, exc)
-        k = self.config.top_k
-        approximate = self.rankings(name, sample)
-        exact = self._indexed(name).search_exact(sample, k)
-        overlaps = [len(set(approximate[q].chunk_ids[:k]) & set(e.chunk_ids)) / max(len(e.chunk_ids), 1)
-                    for q, e in zip(sample, exact)]
-        identical = [approximate[q].chunk_ids[:k] == e.chunk_ids for q, e in zip(sample, exact)]
-        result = {
-            "questions": len(sample), "k": k, "sample_sha256": key,
-            "recall_vs_exact": sum(overlaps) / max(len(sample), 1),
-            "identical_top_k": sum(identical) / max(len(sample), 1),
-        }
+                log.warning("ignoring unreadable check cache %s (%s)", path, exc)
+        result = {**measure(sample), "sample_sha256": key}
         atomic_write_json(path, result)
         return result
 

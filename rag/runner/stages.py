@@ -71,8 +71,8 @@ def stage_services(run: RunContext) -> StageServices:
 def retrieve_stage(run: RunContext, chunked: Chunked) -> Retrieved:
     """Every method's ranking of every question of the sets it runs on (:mod:`rag.runner.sample`:
     LLM-backed methods on the sample only; a derived set reuses its base set's rankings), and each
-    HNSW retriever's fidelity to exact search (not an LLM-backed one's: its 200-question sample would
-    send that many more questions to the LLM)."""
+    HNSW retriever's fidelity to exact search and each int8 retriever's to float32 (not an LLM-backed
+    one's: its 200-question sample would send that many more questions to the LLM)."""
     config = chunked.config
     methods = config.methods or [spec.name for spec in config.retrievers]
     sampled = SampledSets.of(config, methods, run.question_sets)
@@ -90,10 +90,13 @@ def retrieve_stage(run: RunContext, chunked: Chunked) -> Retrieved:
     with run.timer.stage("hnsw fidelity"):
         fidelity = {m: f for m in plain if (f := retrieval.hnsw_fidelity(m, all_questions)) is not None}
     run.manifest.update(hnsw_vs_exact=fidelity)
+    with run.timer.stage("int8 fidelity"):
+        int8 = {m: f for m in plain if (f := retrieval.int8_fidelity(m, all_questions)) is not None}
+    run.manifest.update(int8_vs_float32=int8)
     if sampled.llm_methods:
         run.manifest.update(llm_sample={"methods": sampled.llm_methods,
                                         "sets": {name: len(sampled.sets[name]) for name in sampled.llm_sets}})
-    return Retrieved(methods, sampled, rankings, fidelity)
+    return Retrieved(methods, sampled, rankings, fidelity, int8)
 
 
 def generate_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved) -> Generated:

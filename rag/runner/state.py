@@ -85,6 +85,7 @@ class Retrieved:
     sampled: SampledSets  # the evaluated sets (the run's and the derived samples) and where each method runs
     rankings: Rankings
     fidelity: dict[str, dict[str, Any]]  # method -> HNSW vs exact search
+    int8_fidelity: dict[str, dict[str, Any]]  # method -> int8 vs float32 embeddings (rag.retrievers.precision_fidelity)
 
 
 @dataclass(frozen=True)
