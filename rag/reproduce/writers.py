@@ -1,0 +1,81 @@
+"""The matrix's outputs: the terminal pass/fail tables (tabulate), ``result.json`` (atomic) and
+``index.html`` (one self-contained page in the run report's style, jinja2 autoescaped).
+
+A table per condition: one line per row (question set/method, or metric case), one column per
+metric; a cell shows the measured value (6 decimals) and ``pass``, or ``FAIL`` with the expected
+value and bound. Conditions are separated by their title and exact command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tabulate import tabulate
+
+from rag.io_utils import atomic_write_text
+from rag.reproduce.check import Cell
+from rag.reproduce.runner import RESULT_FILE, ConditionResult, MatrixResult
+
+HTML_FILE = "index.html"
+
+
+def cell_text(cell: Cell) -> str:
+    measured = "not measured" if cell.measured is None else f"{cell.measured:.6f}"
+    if cell.passed:
+        return f"{measured} pass"
+    return f"{measured} FAIL (expected {cell.expected:.6f} ± {cell.abs:g})"
+
+
+def grid(condition: ConditionResult) -> tuple[list[str], list[list[str]]]:
+    """(header, lines) of one condition: rows by metric columns, in file order."""
+    metrics = list(dict.fromkeys(cell.metric for cell in condition.cells))
+    rows: dict[str, dict[str, Cell]] = {}
+    for cell in condition.cells:
+        rows.setdefault(cell.row, {})[cell.metric] = cell
+    lines = [[row, cells[next(iter(cells))].tolerance] + [cell_text(cells[m]) if m in cells else "" for m in metrics]
+             for row, cells in rows.items()]
+    return ["row", "tolerance", *metrics], lines
+
+
+def terminal_text(result: MatrixResult) -> str:
+    """Every condition's table, then the failing cells by name (or that all passed)."""
+    parts = []
+    for condition in result.conditions:
+        header, lines = grid(condition)
+        status = "pass" if condition.passed else "FAIL"
+        parts.append(f"{condition.name} ({status}, {condition.seconds:.1f} s): {condition.title}\n"
+                     f"  command: {condition.command}" + (f"\n  error: {condition.error}" if condition.error else "")
+                     + (f"\n  run: {condition.run_dir}" if condition.run_dir else ""))
+        parts.append(tabulate(lines, headers=header, tablefmt="simple"))
+    parts.append(summary_line(result))
+    return "\n\n".join(parts)
+
+
+def summary_line(result: MatrixResult) -> str:
+    cells = [cell for condition in result.conditions for cell in condition.cells]
+    failed = [cell.name for cell in cells if not cell.passed]
+    if not failed:
+        return f"reproduced: all {len(cells)} cells of {len(result.conditions)} conditions within their tolerances"
+    return f"NOT reproduced: {len(failed)} of {len(cells)} cells outside their tolerances: " + ", ".join(failed)
+
+
+def write_result(result: MatrixResult, output: Path) -> Path:
+    output.mkdir(parents=True, exist_ok=True)
+    return atomic_write_text(output / RESULT_FILE, result.model_dump_json(indent=2) + "\n")
+
+
+def write_html(result: MatrixResult, output: Path) -> Path:
+    from jinja2 import Environment, PackageLoader
+
+    environment = Environment(loader=PackageLoader("rag.results", "templates"), autoescape=True)
+    tables = []
+    for condition in result.conditions:
+        header, _ = grid(condition)
+        rows: dict[str, list[Cell]] = {}
+        for cell in condition.cells:
+            rows.setdefault(cell.row, []).append(cell)
+        by_metric = [(row, cells[0].tolerance, {cell.metric: cell for cell in cells}) for row, cells in rows.items()]
+        tables.append({"condition": condition, "metrics": header[2:], "rows": by_metric})
+    html = environment.get_template("reproduce.html.j2").render(
+        title="Reproduction matrix", summary=summary_line(result), passed=result.passed, tables=tables)
+    return atomic_write_text(output / HTML_FILE, html)
