@@ -59,9 +59,9 @@ class RunRow(ConfigModel):
 
 
 class ReadmeBlock(ConfigModel):
-    """The README block printed from this condition's run (:mod:`rag.reproduce.readme`):
-    ``results`` (the result tables and verdicts, with ``metrics``) or ``seed003`` (the reproduction
-    table of question set ``set``)."""
+    """A README block printed from this condition's run (:mod:`rag.reproduce.readme`): ``results``
+    (the result tables and verdicts, with ``metrics``) or ``seed003`` (the reproduction table of
+    question set ``set``)."""
 
     printer: Literal["results", "seed003"]
     metrics: list[str] = Field(default_factory=list)
@@ -72,7 +72,15 @@ class RunCondition(_Rows):
     source: Literal["run"]
     command: str
     rows: list[RunRow] = Field(min_length=1)
-    readme: ReadmeBlock | None = None
+    readme: dict[str, ReadmeBlock] = Field(default_factory=dict)  # block name -> its printer
+
+    @field_validator("readme")
+    @classmethod
+    def _block_names(cls, readme: dict[str, ReadmeBlock]) -> dict[str, ReadmeBlock]:
+        for name in readme:
+            if not CONDITION_NAME.match(name):
+                raise ValueError(f"block name {name!r}: expected [A-Za-z0-9][A-Za-z0-9_-]*")
+        return readme
 
     @field_validator("command")
     @classmethod
@@ -138,10 +146,16 @@ def load_condition(path: Path) -> Condition:
         spec = _ADAPTER.validate_python(raw)
     except ValidationError as exc:
         raise config_error_from_validation(exc, raw, [RunCondition, CasesCondition], source=path) from None
+    seen: set[tuple[str, str]] = set()
     for index, row in enumerate(spec.rows):
         if row.tolerance not in spec.tolerances:
             raise ConfigError(f"rows.{index}.tolerance", f"{row.tolerance!r}: expected one of the tolerances "
                                                          f"({', '.join(spec.tolerances)})", source=path)
+        for metric in row.expected:
+            if (row.label, metric) in seen:
+                raise ConfigError(f"rows.{index}.expected.{metric}", f"{row.label} {metric} is expected twice; "
+                                                                     "expected each cell once", source=path)
+            seen.add((row.label, metric))
     return Condition(name=path.stem, path=path, spec=spec)
 
 

@@ -15,6 +15,7 @@ A value that is missing (no such row or column, or NaN) is None: its cell fails 
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Callable
@@ -24,11 +25,13 @@ from pathlib import Path
 from evaluation import retrieval_scores
 from rag.cli.common import EXIT_OK
 from rag.errors import BenchError
+from rag.io_utils import atomic_write_text
 from rag.reproduce.matrix import CasesCondition, RunCondition
 from rag.secrets import Redactor
 from rag.results.seed003 import STYLED_METRICS, read_per_query, styled_means
 
 Measured = dict[tuple[str, str], float | None]  # (row label, metric) -> value
+SUMMARY_FILE = "summary.txt"  # what the run printed (its terminal summary), kept in its run directory
 UseRedactor = Callable[[Redactor], Redactor]  # installs a run's redactor for every printed line (rag.cli)
 
 
@@ -38,11 +41,15 @@ def run_command(spec: RunCondition, run_dir: Path, use_redactor: UseRedactor) ->
     from rag.cli.run import main as run_main
 
     argv = spec.argv + ["--output-dir", str(run_dir)] + ([] if "--quiet" in spec.argv else ["--quiet"])
-    run_dir.mkdir(parents=True)
-    with (run_dir / "summary.txt").open("w", encoding="utf-8") as summary, redirect_stdout(summary):
-        code = run_main(argv, use_redactor)
+    summary = io.StringIO()
+    try:
+        with redirect_stdout(summary):
+            code = run_main(argv, use_redactor)
+    finally:
+        if run_dir.is_dir():
+            atomic_write_text(run_dir / SUMMARY_FILE, summary.getvalue())
     if code != EXIT_OK:
-        raise BenchError(f"'{spec.command}' exited with {code}; see {run_dir / 'summary.txt'}")
+        raise BenchError(f"'{spec.command}' exited with {code}; see {run_dir / SUMMARY_FILE}")
 
 
 def _number(value: object) -> float | None:

@@ -26,14 +26,21 @@ def cell_text(cell: Cell) -> str:
     return f"{measured} FAIL (expected {cell.expected:.6f} ± {cell.abs:g})"
 
 
-def grid(condition: ConditionResult) -> tuple[list[str], list[list[str]]]:
-    """(header, lines) of one condition: rows by metric columns, in file order."""
+def rows_of(condition: ConditionResult) -> tuple[list[str], dict[tuple[str, str], dict[str, Cell]]]:
+    """(metrics, {(row, tolerance): {metric: cell}}) of one condition, in file order; a row whose
+    metrics have two tolerances (retrieval and answers of one method) is two lines."""
     metrics = list(dict.fromkeys(cell.metric for cell in condition.cells))
-    rows: dict[str, dict[str, Cell]] = {}
+    rows: dict[tuple[str, str], dict[str, Cell]] = {}
     for cell in condition.cells:
-        rows.setdefault(cell.row, {})[cell.metric] = cell
-    lines = [[row, cells[next(iter(cells))].tolerance] + [cell_text(cells[m]) if m in cells else "" for m in metrics]
-             for row, cells in rows.items()]
+        rows.setdefault((cell.row, cell.tolerance), {})[cell.metric] = cell
+    return metrics, rows
+
+
+def grid(condition: ConditionResult) -> tuple[list[str], list[list[str]]]:
+    """(header, lines) of one condition's terminal table."""
+    metrics, rows = rows_of(condition)
+    lines = [[row, tolerance] + [cell_text(cells[m]) if m in cells else "" for m in metrics]
+             for (row, tolerance), cells in rows.items()]
     return ["row", "tolerance", *metrics], lines
 
 
@@ -53,10 +60,12 @@ def terminal_text(result: MatrixResult) -> str:
 
 def summary_line(result: MatrixResult) -> str:
     cells = [cell for condition in result.conditions for cell in condition.cells]
-    failed = [cell.name for cell in cells if not cell.passed]
-    if not failed:
+    if result.passed:
         return f"reproduced: all {len(cells)} cells of {len(result.conditions)} conditions within their tolerances"
-    return f"NOT reproduced: {len(failed)} of {len(cells)} cells outside their tolerances: " + ", ".join(failed)
+    failed = [f"{c.name} (its command failed: all {len(c.cells)} cells)" if c.error else ", ".join(
+        cell.name for cell in c.failed_cells) for c in result.conditions if not c.passed]
+    n_failed = sum(len(c.failed_cells) for c in result.conditions)
+    return f"NOT reproduced: {n_failed} of {len(cells)} cells outside their tolerances: " + "; ".join(failed)
 
 
 def write_result(result: MatrixResult, output: Path) -> Path:
@@ -70,12 +79,9 @@ def write_html(result: MatrixResult, output: Path) -> Path:
     environment = Environment(loader=PackageLoader("rag.results", "templates"), autoescape=True)
     tables = []
     for condition in result.conditions:
-        header, _ = grid(condition)
-        rows: dict[str, list[Cell]] = {}
-        for cell in condition.cells:
-            rows.setdefault(cell.row, []).append(cell)
-        by_metric = [(row, cells[0].tolerance, {cell.metric: cell for cell in cells}) for row, cells in rows.items()]
-        tables.append({"condition": condition, "metrics": header[2:], "rows": by_metric})
+        metrics, rows = rows_of(condition)
+        tables.append({"condition": condition, "metrics": metrics,
+                       "rows": [(row, tolerance, cells) for (row, tolerance), cells in rows.items()]})
     html = environment.get_template("reproduce.html.j2").render(
         title="Reproduction matrix", summary=summary_line(result), passed=result.passed, tables=tables)
     return atomic_write_text(output / HTML_FILE, html)
