@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
-from pydantic import Field, PositiveInt, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, PositiveInt, ValidationError, field_validator
 
 from rag.config import read_yaml
 from rag.errors import ConfigError
@@ -121,8 +121,7 @@ class CasesCondition(_Rows):
         return "evaluation.retrieval_scores(ground_truth, retrieved, k, convention) for each row"
 
 
-ConditionSpec = Annotated[Union[RunCondition, CasesCondition], Field(discriminator="source")]
-_ADAPTER: TypeAdapter = TypeAdapter(ConditionSpec)
+SOURCES: dict[str, type[RunCondition] | type[CasesCondition]] = {"run": RunCondition, "metric_cases": CasesCondition}
 
 
 class Condition(ConfigModel):
@@ -130,7 +129,7 @@ class Condition(ConfigModel):
 
     name: str
     path: Path
-    spec: ConditionSpec
+    spec: RunCondition | CasesCondition
 
 
 def load_condition(path: Path) -> Condition:
@@ -142,10 +141,13 @@ def load_condition(path: Path) -> Condition:
     if not isinstance(raw, dict):
         raise ConfigError(None, f"expected a mapping of keys (title, source, tolerances, rows), got "
                                 f"{type(raw).__name__}", source=path)
+    model = SOURCES.get(raw.get("source"))  # type: ignore[arg-type]
+    if model is None:
+        raise ConfigError("source", f"{raw.get('source')!r}: expected one of: {', '.join(SOURCES)}", source=path)
     try:
-        spec = _ADAPTER.validate_python(raw)
+        spec = model.model_validate(raw)
     except ValidationError as exc:
-        raise config_error_from_validation(exc, raw, [RunCondition, CasesCondition], source=path) from None
+        raise config_error_from_validation(exc, raw, model, source=path) from None
     seen: set[tuple[str, str]] = set()
     for index, row in enumerate(spec.rows):
         if row.tolerance not in spec.tolerances:
