@@ -23,7 +23,7 @@ from pathlib import Path
 from rag.cli.common import EXIT_NOT_REPRODUCED, EXIT_OK, ArgumentParser
 from rag.progress import PROGRESS_ENV
 from rag.reproduce.check import check
-from rag.reproduce.matrix import load_condition, load_matrix, select
+from rag.reproduce.matrix import Condition, load_condition, load_matrix, select
 from rag.reproduce.readme import rewrite_blocks
 from rag.reproduce.runner import ConditionResult, MatrixResult, read_result, reproduce
 from rag.reproduce.update import update_expected
@@ -77,7 +77,7 @@ def main(argv: Sequence[str], use_redactor) -> int:
     return EXIT_NOT_REPRODUCED
 
 
-def _updated(condition, entry: ConditionResult) -> ConditionResult:
+def _updated(condition: Condition, entry: ConditionResult) -> ConditionResult:
     """Write ``entry``'s measured values into the condition's file, print the diff, and check the
     cells again against the file as written."""
     if entry.error is not None:
