@@ -15,13 +15,11 @@ A bad condition file is one line naming the file and key, exit 2 (:class:`rag.er
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from rag.cli.common import EXIT_NOT_REPRODUCED, EXIT_OK, ArgumentParser
-from rag.progress import PROGRESS_ENV
 from rag.reproduce.check import check
 from rag.reproduce.matrix import Condition, load_condition, load_matrix, select
 from rag.reproduce.readme import rewrite_blocks
@@ -63,7 +61,6 @@ def main(argv: Sequence[str], use_redactor) -> int:
         print(f"{args.readme}: rewrote block{'' if len(written) == 1 else 's'} " + (", ".join(written) or "(none found)"))
         return EXIT_OK
     chosen = select(conditions, args.names)
-    os.environ[PROGRESS_ENV] = "off"  # the runs print no bars; rag.cli restores the setting
     result = reproduce(chosen, args.output_dir, use_redactor, progress=lambda line: print(line, flush=True))
     if args.update_expected:
         result = MatrixResult(conditions=[_updated(condition, entry) for condition, entry in zip(chosen, result.conditions)])

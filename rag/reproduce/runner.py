@@ -11,17 +11,16 @@ conditions still run.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from rag.errors import BenchError
+from rag.errors import BenchError, ConfigError
 from rag.reproduce.check import Cell, check, not_measured
-from rag.reproduce.matrix import CasesCondition, Condition
+from rag.reproduce.matrix import CasesCondition, Condition, Tolerance
 from rag.reproduce.measure import UseRedactor, measure_cases, measure_run, run_command
 
 RESULT_FILE = "result.json"
@@ -36,6 +35,7 @@ class ConditionResult(BaseModel):
     finished_at: str
     seconds: float
     error: str | None
+    tolerances: dict[str, Tolerance] = {}  # the condition's bounds and their reasons, shown beside the cells
     cells: list[Cell]
 
     @property
@@ -80,7 +80,8 @@ def reproduce_one(condition: Condition, output: Path, use_redactor: UseRedactor)
         error, cells = str(exc), not_measured(condition)
     return ConditionResult(name=condition.name, title=spec.title, command=spec.command, file=str(condition.path),
                            run_dir=None if run_dir is None else str(run_dir), finished_at=_utc_now(),
-                           seconds=round(time.perf_counter() - began, 3), error=error, cells=cells)
+                           seconds=round(time.perf_counter() - began, 3), error=error,
+                           tolerances=spec.tolerances, cells=cells)
 
 
 def reproduce(conditions: list[Condition], output: Path, use_redactor: UseRedactor,
@@ -98,4 +99,8 @@ def read_result(output: Path) -> MatrixResult | None:
     path = output / RESULT_FILE
     if not path.is_file():
         return None
-    return MatrixResult.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    try:
+        return MatrixResult.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise ConfigError(None, f"not a reproduction result ({' '.join(str(exc).split())[:200]}); remove it or "
+                                "choose another --output-dir", source=path) from None

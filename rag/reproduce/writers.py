@@ -61,7 +61,8 @@ def terminal_text(result: MatrixResult) -> str:
 def summary_line(result: MatrixResult) -> str:
     cells = [cell for condition in result.conditions for cell in condition.cells]
     if result.passed:
-        return f"reproduced: all {len(cells)} cells of {len(result.conditions)} conditions within their tolerances"
+        n = len(result.conditions)
+        return f"reproduced: all {len(cells)} cells of {n} condition{'' if n == 1 else 's'} within their tolerances"
     failed = [f"{c.name} (its command failed: all {len(c.cells)} cells)" if c.error else ", ".join(
         cell.name for cell in c.failed_cells) for c in result.conditions if not c.passed]
     n_failed = sum(len(c.failed_cells) for c in result.conditions)

@@ -75,7 +75,7 @@ def test_reproduction_matrix_ships_in_the_wheel(installed: tuple[Path, dict[str,
     listed = run([str(venv / "bin" / "rag-bench"), "reproduce", "--list"], cwd=tmp_path, env=env)
     assert "wiki: Main job" in listed and "smoke: Smoke run" in listed
     out = run([str(venv / "bin" / "rag-bench"), "reproduce", "autorag"], cwd=tmp_path, env=env)
-    assert "reproduced: all 27 cells of 1 conditions within their tolerances" in out
+    assert "reproduced: all 27 cells of 1 condition within their tolerances" in out
     assert (tmp_path / "runs" / "reproduce" / "index.html").is_file()
 
 
