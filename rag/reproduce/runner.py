@@ -78,6 +78,7 @@ def reproduce_one(condition: Condition, output: Path, use_redactor: UseRedactor)
             cells = check(condition, measure_run(spec, run_dir))
     except BenchError as exc:
         error, cells = str(exc), not_measured(condition)
+        run_dir = run_dir if run_dir is not None and run_dir.is_dir() else None  # a config error opens none
     return ConditionResult(name=condition.name, title=spec.title, command=spec.command, file=str(condition.path),
                            run_dir=None if run_dir is None else str(run_dir), finished_at=_utc_now(),
                            seconds=round(time.perf_counter() - began, 3), error=error,
