@@ -1,104 +1,25 @@
-"""Print the README's / docs' result tables and verdicts from a run directory, so that every result
-statement in them is a run's own verdict, not prose.
+"""Print the README's / docs' result tables and verdicts from a run directory
+(:mod:`rag.results.markdown`), so that every result statement in them is a run's own verdict, not prose.
 
 Usage: ``python scripts/results_markdown.py RUN_DIR [--metrics mrr@10,recall@10,ndcg@10,complete@10,f1]``.
-Prints Markdown: the run's headline warnings (manifest.json), the recommendation (overall and per question set, the rule's own sentences), each
-method's answer lift over closed_book (pooled over the answered sets, with CIs), per question set
-the methods with the chosen metrics (mean [95% CI] and the superscript letters of the methods each
-beats), then the verdict lines.
+``rag-bench reproduce --readme README.md`` writes the same lines into the README's marked blocks
+from the reproduction matrix's last run.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 from pathlib import Path
 
-import pandas as pd
-
-from rag.results.format import interval, lift_cell, marks, number, overall_line, power_note, set_line, verdict_line
-from rag.results.recommendation import Recommendation
+from rag.results.markdown import DEFAULT_METRICS, results_markdown
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--metrics", default="mrr@10,recall@10,ndcg@10,complete@10,f1")
+    parser.add_argument("--metrics", default=",".join(DEFAULT_METRICS))
     args = parser.parse_args()
-    data = json.loads((args.run_dir / "comparison.json").read_text(encoding="utf-8"))
-    table = pd.DataFrame(data["rows"])
-    metrics = [m for m in args.metrics.split(",") if m in table and table[m].notna().any()]
-    letters = data["letters"]
-    manifest = args.run_dir / "manifest.json"
-    for line in json.loads(manifest.read_text(encoding="utf-8")).get("headline", []) if manifest.exists() else []:
-        print(f"> {line}\n")
-    print_recommendation(data)
-    print_lifts(data)
-    print("| question set | method | " + " | ".join(metrics) + " |")
-    print("|---|---|" + "---|" * len(metrics))
-    for question_set, part in table.groupby("question_set", sort=False):
-        best = {m: part[m].max() for m in metrics}
-        for i, row in enumerate(part.to_dict("records")):
-            cells = []
-            for m in metrics:
-                if row[m] is None or pd.isna(row[m]):
-                    cells.append("–")
-                    continue
-                text = f"{number(row[m])} {interval(row[f'{m}_ci_low'], row[f'{m}_ci_high'])}{marks(row.get(f'{m}_beats') or '')}"
-                cells.append(f"**{text}**" if row[m] == best[m] else text)
-            label = f"{question_set} ({row['questions']})" if i == 0 else ""
-            print(f"| {label} | {row['method']} ({letters[row['method']]}) | " + " | ".join(cells) + " |")
-    print()
-    for question_set, part in pd.DataFrame(data["verdict"]).groupby("question_set", sort=False):
-        print(f"- **{question_set}**: " + "; ".join(verdict_line(v) for v in part.to_dict("records")
-                                                   if v["metric"] in metrics))
-
-
-def print_recommendation(data: dict) -> None:
-    """The recommendation, overall and per question set, in the run's own sentences (rebuilt from
-    comparison.json with the functions that printed them)."""
-    if not data.get("recommendation"):
-        return
-    recommendation = Recommendation.from_dict(data["recommendation"])
-    verdicts = {(v["question_set"], v["metric"]): v for v in data["verdict"]}
-    corrected = data["statistics"].get("correction") is not None
-    print(f"**Recommendation** (primary metric {recommendation.primary}, paired tests at alpha "
-          f"{recommendation.alpha}; the rule: docs/evaluation.md, \"Recommendation\"): "
-          f"{overall_line(recommendation)}\n")
-    for s in recommendation.sets:
-        unjudged = " (its questions cannot judge: not counted)" if s.question_set in recommendation.unjudged else ""
-        print(f"- {set_line(s, _nan(verdicts.get((s.question_set, recommendation.primary))), corrected)}{unjudged}")
-    print()
-
-
-def _nan(verdict: dict | None) -> dict | None:
-    return None if verdict is None else {k: (math.nan if v is None else v) for k, v in verdict.items()}
-
-
-def print_lifts(data: dict) -> None:
-    """Each method's answer lift over closed_book (the pooled scope, else the one answered set)."""
-    lifts = pd.DataFrame(data.get("answer_lift") or [])
-    if lifts.empty:
-        return
-    scope = "all sets" if (lifts["question_set"] == "all sets").any() else lifts["question_set"].iloc[0]
-    part = lifts[lifts["question_set"] == scope]
-    metrics = list(dict.fromkeys(part["metric"]))
-    n = int(part["n_pairs"].max())
-    print(f"**Answers: lift over {part['control'].iloc[0]}** ({scope}, {n} questions answered by every method; "
-          f"mean paired difference [95% CI], * = significant after Holm over {part['method'].nunique()} methods; "
-          f"smallest possible p {part['smallest_p_adjusted'].min():.2g}):\n")
-    print("| method | " + " | ".join(metrics) + " |")
-    print("|---|" + "---|" * len(metrics))
-    for method in dict.fromkeys(part["method"]):
-        cells = []
-        for metric in metrics:
-            row = part[(part["method"] == method) & (part["metric"] == metric)].iloc[0]
-            text = lift_cell(row).split(" ", 1)[1]
-            cells.append(text + (f" ({power_note(int(row['n_pairs']), row['smallest_p_adjusted'])})"
-                                 if row["underpowered"] else ""))
-        print(f"| {method} | " + " | ".join(cells) + " |")
-    print()
+    print("\n".join(results_markdown(args.run_dir, args.metrics.split(","))))
 
 
 if __name__ == "__main__":

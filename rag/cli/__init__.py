@@ -4,7 +4,8 @@
   ``python scripts/run_benchmark.py --config C`` are the same);
 * ``rag-bench compare RUN_DIR RUN_DIR ...`` (:mod:`rag.cli.compare`);
 * ``rag-bench sweep --config C --grid KEY=V1,V2 ...`` (:mod:`rag.cli.sweep`);
-* ``rag-bench questions --config C --out FILE ...`` (:mod:`rag.cli.questions`).
+* ``rag-bench questions --config C --out FILE ...`` (:mod:`rag.cli.questions`);
+* ``rag-bench reproduce [NAME ...]`` (:mod:`rag.cli.reproduce`).
 
 :func:`main` dispatches and owns the failure handling: every failure is one line on stderr, never a
 traceback, with an exit code that says what to do:
@@ -20,6 +21,8 @@ code  meaning
       rule: :mod:`rag.results.headline`); retrieval results are written as usual. A run with some
       failed answers and some set left standing exits 0 with status ``partial``; both say so on
       the first lines. ``--resume`` sends the failed answers again
+4     ``rag-bench reproduce``: a cell of the reproduction matrix is outside its tolerance; the line
+      names every failing cell (``condition:row:metric``)
 74    a file-system error (``EX_IOERR``): read-only or full disk, no permission; the line names
       the path. Nothing half-written is left: free the space and re-run (with ``--resume`` once the
       run directory exists)
@@ -56,13 +59,14 @@ from rag.secrets import Redactor
 
 __all__ = ["main", "EXIT_OK", "EXIT_ANSWERS_FAILED", "EXIT_BUG", "EXIT_USER_ERROR", "EXIT_IO_ERROR", "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
 
-SUBCOMMANDS = ("run", "compare", "sweep", "questions")
+SUBCOMMANDS = ("run", "compare", "sweep", "questions", "reproduce")
 USAGE = f"""usage: rag-bench [run] --config C [options] | rag-bench {{{','.join(SUBCOMMANDS[1:])}}} ... | rag-bench --version
 
   run       compare retrieval strategies end to end (the default subcommand)
   compare   compare the methods of several finished runs
   sweep     run a config over a grid of settings, chosen on dev, reported on test
   questions make a question set from a config's corpus (LLM or templates), or apply a review
+  reproduce run the reproduction matrix (reproduce/*.yaml) and check every published number
 
 'rag-bench SUBCOMMAND --help' describes each."""
 
@@ -107,6 +111,10 @@ def _dispatch(argv: list[str], output: _Output) -> int:
         from rag.cli.questions import main as questions_main
 
         return questions_main(rest, output.use)
+    if command == "reproduce":
+        from rag.cli.reproduce import main as reproduce_main
+
+        return reproduce_main(rest, output.use)
     from rag.cli.run import main as run_main
 
     return run_main(rest, output.use)

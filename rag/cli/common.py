@@ -13,6 +13,7 @@ from rag.errors import ConfigError
 
 EXIT_OK, EXIT_BUG, EXIT_USER_ERROR, EXIT_IO_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 74, 130, 143
 EXIT_ANSWERS_FAILED = 3  # the run finished, but no answer result stands (rag.results.headline.AnswerFailures)
+EXIT_NOT_REPRODUCED = 4  # rag-bench reproduce: a cell of the matrix is outside its tolerance (rag.reproduce)
 
 
 class ArgumentParser(argparse.ArgumentParser):

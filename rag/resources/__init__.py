@@ -6,9 +6,10 @@ them wherever it is installed)::
     rag/resources/configs/<name>.yaml     built-in configs: ``rag-bench --config smoke``
     rag/resources/data/wiki/              the bundled Wikipedia set (``format: wiki``)
     rag/resources/data/smoke/             the 41-document smoke set
+    rag/resources/reproduce/<name>.yaml   the reproduction matrix's conditions (``rag-bench reproduce``)
 
-In a checkout, ``configs/smoke.yaml`` (and ``wiki.yaml``) and ``data/wiki`` / ``data/smoke`` are
-symbolic links to these, so the repository's paths keep working and there is one copy of each file.
+In a checkout, ``configs/smoke.yaml`` (and ``wiki.yaml``), ``data/wiki`` / ``data/smoke`` and
+``reproduce/`` are symbolic links to these, so the repository's paths keep working and there is one copy of each file.
 
 ``--config X`` precedence: an existing file ``X`` wins; otherwise ``X`` (or ``X.yaml``) names a
 built-in config. A built-in config's relative data paths resolve against its own directory (inside
@@ -31,6 +32,11 @@ def _directory(*parts: str) -> Path:
 
 def configs_dir() -> Path:
     return _directory("configs")
+
+
+def reproduce_dir() -> Path:
+    """The reproduction matrix's condition files (:mod:`rag.reproduce.matrix`)."""
+    return _directory("reproduce")
 
 
 def data_dir(name: str) -> Path:

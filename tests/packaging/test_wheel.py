@@ -46,7 +46,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"rag/resources/configs/smoke.yaml", "rag/resources/configs/wiki.yaml", "rag/resources/data/smoke/corpus.jsonl",
             "rag/resources/data/wiki/corpus.jsonl.gz", "rag/resources/data/wiki/questions/reference.jsonl",
-            "rag/results/templates/report.html.j2"} <= names
+            "rag/results/templates/report.html.j2", "rag/resources/reproduce/smoke.yaml",
+            "rag/resources/reproduce/wiki.yaml", "rag/results/templates/reproduce.html.j2"} <= names
     venv = root / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=root, env=env)
     python = venv / "bin" / "python"
@@ -66,6 +67,16 @@ def test_imports_come_from_the_wheel(installed: tuple[Path, dict[str, str]], tmp
 def test_version(installed: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     venv, env = installed
     assert run([str(venv / "bin" / "rag-bench"), "--version"], cwd=tmp_path, env=env).strip() == "rag-bench 0.1.0"
+
+
+def test_reproduction_matrix_ships_in_the_wheel(installed: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """The installed package finds its condition files and reproduces the metric cases from any directory."""
+    venv, env = installed
+    listed = run([str(venv / "bin" / "rag-bench"), "reproduce", "--list"], cwd=tmp_path, env=env)
+    assert "wiki: Main job" in listed and "smoke: Smoke run" in listed
+    out = run([str(venv / "bin" / "rag-bench"), "reproduce", "autorag"], cwd=tmp_path, env=env)
+    assert "reproduced: all 27 cells of 1 condition within their tolerances" in out
+    assert (tmp_path / "runs" / "reproduce" / "index.html").is_file()
 
 
 def test_smoke_config_runs_from_any_directory(installed: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
