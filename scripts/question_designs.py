@@ -48,7 +48,7 @@ from rag.data.questions.templates import (
     proper_name,
     prose_sentences,
 )
-from rag.retrievers.stopwords import ENGLISH_STOPWORDS
+from rag.stopwords import ENGLISH_STOPWORDS
 from rag.types import Document
 
 _CUT = re.compile(r"[,;:(]|\s(?:that|which|who|whose|where|when|and|or|but|also|as|such)\s|\s\w+(?:ed|ing)\s")
