@@ -42,8 +42,7 @@ from rag.endpoints.settings import EndpointSettings
 from rag.errors import BenchError
 from rag.int8 import Int8Encoder
 from rag.int8 import identity as int8_identity
-from rag.models import quiet_thread_pools, resolve_embedding_model
-from rag.progress import library_bars_enabled
+from rag.models import load_sentence_transformer
 from rag.registry import Registry
 from rag.secrets import Redactor
 from rag.validation import ConfigModel
@@ -51,30 +50,6 @@ from rag.validation import ConfigModel
 log = logging.getLogger(__name__)
 
 
-def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when a CUDA GPU is available, else ``cpu``; anything else as given."""
-    if device != "auto":
-        return device
-    quiet_thread_pools()
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def load_sentence_transformer(model: str, device: str = "auto"):
-    """A SentenceTransformer loaded offline (packaged MiniLM, a local path, or the local HF cache), with
-    idle OpenMP threads sleeping (:func:`rag.models.quiet_thread_pools`)."""
-    quiet_thread_pools()
-    from sentence_transformers import SentenceTransformer
-
-    if not library_bars_enabled():  # transformers' "Loading weights" bar follows our progress mode
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
-    try:
-        return SentenceTransformer(resolve_embedding_model(model), device=resolve_device(device))
-    except OSError as error:
-        raise BenchError(f"cannot load embedding model {model!r} offline: {error}") from error
 
 
 class SentenceTransformersEmbedderConfig(ConfigModel):

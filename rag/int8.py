@@ -89,7 +89,7 @@ def _build(model: str, directory: Path) -> None:
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from rag.encoders import load_sentence_transformer
+    from rag.models import load_sentence_transformer
 
     directory.mkdir()
     st = load_sentence_transformer(model, "cpu").eval()

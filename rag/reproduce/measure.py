@@ -1,8 +1,9 @@
 """The measured value of every cell of a condition.
 
-A ``run`` condition runs its command in this process (``rag.cli.run``, so the embedding model is
-loaded once for all conditions) into a new run directory, with ``--quiet`` and the run's summary
-sent to ``summary.txt`` there; every stage goes through the run's caches (``cache_dir``), so a
+A ``run`` condition's command is run by the :data:`RunCommand` the caller injects (the CLI's
+:func:`rag.cli.reproduce.run_command`: in this process, so the embedding model is loaded once for all
+conditions, into a new run directory, with ``--quiet`` and the run's summary sent to ``summary.txt``
+there); every stage goes through the run's caches (``cache_dir``), so a
 second reproduction of an unchanged condition reads its chunks, embeddings, rankings, answers and
 statistics back instead of computing them. A cell's value is then read from the run's
 ``comparison.json`` row of (question set, method), or for ``seed003_*`` metrics re-scored from its
@@ -15,41 +16,18 @@ A value that is missing (no such row or column, or NaN) is None: its cell fails 
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from collections.abc import Callable
-from contextlib import redirect_stdout
 from pathlib import Path
 
 from evaluation import retrieval_scores
-from rag.cli.common import EXIT_OK
-from rag.errors import BenchError
-from rag.io_utils import atomic_write_text
 from rag.reproduce.matrix import CasesCondition, RunCondition
-from rag.secrets import Redactor
 from rag.results.seed003 import STYLED_METRICS, read_per_query, styled_means
 
 Measured = dict[tuple[str, str], float | None]  # (row label, metric) -> value
-SUMMARY_FILE = "summary.txt"  # what the run printed (its terminal summary), kept in its run directory
-UseRedactor = Callable[[Redactor], Redactor]  # installs a run's redactor for every printed line (rag.cli)
+RunCommand = Callable[[RunCondition, Path], None]  # runs a condition's command into a new run directory (rag.cli.reproduce)
 
-
-def run_command(spec: RunCondition, run_dir: Path, use_redactor: UseRedactor) -> None:
-    """Run the condition's ``rag-bench run`` command into ``run_dir`` (a new directory), as
-    ``rag-bench run`` would (``use_redactor`` from :func:`rag.cli.main`)."""
-    from rag.cli.run import main as run_main
-
-    argv = spec.argv + ["--output-dir", str(run_dir)] + ([] if "--quiet" in spec.argv else ["--quiet"])
-    summary = io.StringIO()
-    try:
-        with redirect_stdout(summary):
-            code = run_main(argv, use_redactor)
-    finally:
-        if run_dir.is_dir():
-            atomic_write_text(run_dir / SUMMARY_FILE, summary.getvalue())
-    if code != EXIT_OK:
-        raise BenchError(f"'{spec.command}' exited with {code}; see {run_dir / SUMMARY_FILE}")
 
 
 def _number(value: object) -> float | None:

