@@ -6,12 +6,12 @@ all-MiniLM-L6-v2 reads at most 256 (its ``max_seq_length``), two of which are ``
 
 Algorithm, per document:
 
-1. split into sections at Markdown headings (:mod:`rag.data.sections`; ``headings: false``: one
+1. split into sections at Markdown headings (:mod:`rag.text.sections`; ``headings: false``: one
    section). No chunk crosses a section boundary, except by this rule: a section of fewer than
    ``min_section_tokens`` tokens, at most half of ``max_tokens`` (a heading with no text of its own,
    or with one line under it, say) is joined to the next section, and a short last section to the
    previous one;
-2. split each section into sentences (:mod:`rag.data.sentences`); each is a character span of the
+2. split each section into sentences (:mod:`rag.text.sentences`); each is a character span of the
    document (a sentence of more than :data:`SPAN_CHARS` characters is first cut at white space);
 3. count each sentence's tokens from its own tokenization (offset mapping), the sentences of
    consecutive documents tokenized together in batches of at most :data:`TOKENIZE_CHARS`
@@ -50,8 +50,8 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from rag.data.sections import Section, section_label, sections
-from rag.data.sentences import sentence_spans
+from rag.text.sections import Section, section_label, sections
+from rag.text.sentences import sentence_spans
 from rag.errors import BenchError, ConfigError
 from rag.io_utils import atomic_write_json, sha256_strings, sha256_text
 from rag.models import DEFAULT_EMBEDDING_MODEL, load_tokenizer, resolve_embedding_model

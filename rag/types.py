@@ -25,7 +25,7 @@ class Document:
 @dataclass(frozen=True)
 class Chunk:
     """A retrievable piece of a document. ``chunk_id`` is stable: derived from doc id and position.
-    ``section`` names where it lies: ``"Title › Section › Subsection"`` (rag.data.sections)."""
+    ``section`` names where it lies: ``"Title › Section › Subsection"`` (rag.text.sections)."""
 
     chunk_id: str
     doc_id: str

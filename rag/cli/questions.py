@@ -59,7 +59,7 @@ def main(argv: Sequence[str], use_redactor) -> int:
     if args.n < 1:
         raise ConfigError("--n", f"{args.n}: expected at least 1")
     from rag.config import load_config
-    from rag.data.questions.make import copy_question_file, make_questions
+    from rag.runner.questions import copy_question_file, make_questions
     from rag.data.questions.provenance import provenance_fact
     from rag.data.questions.review import write_review
 

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from rag.data.pdf_text import line_key
-from rag.data.sections import ATX_HEADING, FENCE
+from rag.text.sections import ATX_HEADING, FENCE
 
 MIN_SHARE = 0.5
 MIN_DOCUMENTS = 3

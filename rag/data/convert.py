@@ -29,7 +29,7 @@ Work is bounded by counts, not bytes (a small file can hold much work: a 45 KB D
 empty paragraphs): a DOCX with more than :data:`MAX_BLOCKS` paragraphs and table cells, or a PDF
 with more than :data:`MAX_PAGES` pages, is skipped as ``too_complex`` before its text is extracted.
 
-Titles of a document that names none come from its first heading (:func:`rag.data.sections.first_heading`).
+Titles of a document that names none come from its first heading (:func:`rag.text.sections.first_heading`).
 The choice of libraries was measured (docs/data.md, "Converter choice"). A file that cannot be
 read raises :class:`Unreadable` with a kind (a key of ``Dataset.skipped``) and a reason.
 """

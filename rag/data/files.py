@@ -50,7 +50,7 @@ from rag.data.loaders import (
     DATASET_LOADERS, Dataset, DatasetLoader, questions_files, read_question_files, resolve_path,
 )
 from rag.data.records import ProblemLog
-from rag.data.sections import first_heading
+from rag.text.sections import first_heading
 from rag.errors import DataError
 from rag.io_utils import name_text
 from rag.types import Document

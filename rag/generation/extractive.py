@@ -9,7 +9,7 @@ score is Okapi BM25 with Lucene's non-negative idf (Robertson & Zaragoza 2009; L
 
 with N the number of sentences, df(t) the sentences containing t, |s| the sentence length in tokens
 and avgdl the mean length. Sentences come from the splitter that chunking and the question
-generators use (:func:`rag.data.sentences.split_sentences`). Tokens are lower-cased ``\\w+`` runs;
+generators use (:func:`rag.text.sentences.split_sentences`). Tokens are lower-cased ``\\w+`` runs;
 common words get a low idf by themselves, so no stop-word list is needed. Ties go to the
 higher-ranked chunk, then the earlier sentence, so the result is deterministic. No context (or no sentence) gives the empty answer "".
 """
@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from rag.data.sentences import split_sentences
+from rag.text.sentences import split_sentences
 from rag.generation.base import GENERATORS, GenerationRequest, GenerationResult, Generator, ProgressCallback
 from rag.generation.config import ExtractiveGeneratorConfig
 

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rag.retrievers import bm25, dense, fusion, milvus, rerank  # noqa: F401  (registration)
-from rag.query_transforms import hyde, multi_query, rm3  # noqa: F401,E402  (registration; after the retrievers they use)
+from rag.retrievers.query_transforms import hyde, multi_query, rm3  # noqa: F401,E402  (registration; after the retrievers they use)
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.validation import config_error_from_validation
 

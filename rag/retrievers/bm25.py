@@ -36,10 +36,10 @@ wraps the library itself (the reference; not cached, slow). Both rank with
 :func:`rag.retrievers.ranking.top_k_indices` (float32 score desc, chunk id desc: the one tie rule).
 
 **Weighted queries** (:meth:`BM25Retriever.search_weighted`, used by RM3,
-:mod:`rag.query_transforms.rm3`): {term: w > 0} scores sum_t w * score(t, d) — Lucene's boosted term
+:mod:`rag.retrievers.query_transforms.rm3`): {term: w > 0} scores sum_t w * score(t, d) — Lucene's boosted term
 queries; the kernel multiplies each posting by its term's weight, 1 for a plain query (x * 1.0 is
 x, so plain scores keep their bits). With ``query:`` the retriever searches through a query transform
-(:mod:`rag.query_transforms`: ``rm3``, ``multi_query``); the index does not depend on it.
+(:mod:`rag.retrievers.query_transforms`: ``rm3``, ``multi_query``); the index does not depend on it.
 
 Differences from rank-bm25, by design: k1 must be > 0 (rank-bm25 divides 0 by 0 for k1 = 0), and an
 empty document with b = 1 scores 0 where rank-bm25 gives NaN.
@@ -64,8 +64,8 @@ from pydantic import Field, field_validator, model_serializer, model_validator
 from rag.errors import BenchError
 from rag.io_utils import atomic_write_json, naming_path
 from rag.progress import progress
-from rag.query_transforms.base import TransformedSearch, build_transform
-from rag.query_transforms.config import QueryTransformConfig, for_retriever
+from rag.retrievers.query_transforms.base import TransformedSearch, build_transform
+from rag.retrievers.query_transforms.config import QueryTransformConfig, for_retriever
 from rag.registry import Registry
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.retrievers.index_cache import IndexDir, index_key
@@ -88,7 +88,7 @@ class BM25Params(RetrieverParams):
     tokenizer: TokenizerParams = Field(default_factory=TokenizerParams)
     non_matching: Literal["drop", "keep"] = Field(
         "drop", description="drop: a list holds only chunks sharing a query token; keep: every chunk ranked (module doc)")
-    query: QueryTransformConfig | None = Field(None, description="a query transform: rm3 or multi_query (rag.query_transforms)")
+    query: QueryTransformConfig | None = Field(None, description="a query transform: rm3 or multi_query (rag.retrievers.query_transforms)")
 
     @field_validator("query")
     @classmethod
@@ -464,7 +464,7 @@ class RankBM25(BM25Backend):
 @RETRIEVERS.register("bm25")
 class BM25Retriever(TransformedSearch, Retriever):
     """BM25 over chunk texts; see the module docstring for the formulas. With ``query:`` its searches
-    go through a query transform (:mod:`rag.query_transforms`: rm3, multi_query)."""
+    go through a query transform (:mod:`rag.retrievers.query_transforms`: rm3, multi_query)."""
 
     Params = BM25Params
     params: BM25Params

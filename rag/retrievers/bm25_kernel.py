@@ -2,7 +2,7 @@
 
 For one query, every document's score is the sum, in query order, of w_t * score(t, d) over the
 query's tokens t (repeats included), starting from 0, with w_t = 1 for a plain query (a weighted
-query, :mod:`rag.query_transforms.rm3`, lists each term once with its weight; x * 1.0 is x exactly)
+query, :mod:`rag.retrievers.query_transforms.rm3`, lists each term once with its weight; x * 1.0 is x exactly)
 — rank-bm25's order of additions, so the float64 sums of a plain query are bit for bit rank-bm25's for variants whose tf = 0 score is 0 (okapi, bm25l; see
 :mod:`rag.retrievers.bm25`). A query's postings are added into one float64 score buffer in two ways:
 
@@ -174,7 +174,7 @@ def top_k_many(indptr: np.ndarray, rows: np.ndarray, values: np.ndarray, n_docs:
                terms: np.ndarray, starts: np.ndarray, k: int, fill_zeros: bool = False,
                weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each query ``i`` (term numbers ``terms[starts[i]:starts[i + 1]]``, in query order, each
-    with its positive ``weights`` entry, default 1: a weighted query, :mod:`rag.query_transforms.rm3`): its
+    with its positive ``weights`` entry, default 1: a weighted query, :mod:`rag.retrievers.query_transforms.rm3`): its
     best documents (k columns, the first ``counts[i]`` valid), their float32 scores, and ``counts``:
     the documents with a positive score, then with ``fill_zeros`` those scoring 0 (module docstring).
     Document numbers must fit in 32 bits (the heap keys)."""

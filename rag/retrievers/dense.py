@@ -19,7 +19,7 @@ A Milvus store (:mod:`milvus_store`) follows the same rules; ``search: hnsw`` th
 the store", whatever its ``index`` (FLAT, HNSW, IVF_FLAT), and the fidelity check compares it with
 exact search all the same.
 
-With ``query:`` the searches go through a query transform (:mod:`rag.query_transforms`: ``hyde``
+With ``query:`` the searches go through a query transform (:mod:`rag.retrievers.query_transforms`: ``hyde``
 searches its own vector with :meth:`DenseRetriever.search_vectors`, ``multi_query`` fuses several
 plain searches); the index does not depend on it.
 """
@@ -36,8 +36,8 @@ from rag.embeddings import Embedder, EmbeddingStore, Encoder
 from rag.encoders import EmbedderConfig, SentenceTransformersEmbedderConfig, build_encoder
 from rag.errors import BenchError
 from rag.models import DEFAULT_EMBEDDING_MODEL
-from rag.query_transforms.base import TransformedSearch, build_transform
-from rag.query_transforms.config import QueryTransformConfig, for_retriever
+from rag.retrievers.query_transforms.base import TransformedSearch, build_transform
+from rag.retrievers.query_transforms.config import QueryTransformConfig, for_retriever
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 from rag.retrievers.chroma_store import HnswParams
 from rag.retrievers.index_cache import index_key
@@ -59,7 +59,7 @@ class DenseParams(RetrieverParams):
     port: int = Field(8000, gt=0, lt=65536)
     hnsw: HnswParams = Field(default_factory=HnswParams)
     store: StoreConfig = Field(default_factory=ChromaStoreConfig, description="vector store of search: hnsw")
-    query: QueryTransformConfig | None = Field(None, description="a query transform: hyde or multi_query (rag.query_transforms)")
+    query: QueryTransformConfig | None = Field(None, description="a query transform: hyde or multi_query (rag.retrievers.query_transforms)")
 
     @field_validator("query")
     @classmethod
@@ -106,7 +106,7 @@ class DenseParams(RetrieverParams):
 @RETRIEVERS.register("dense")
 class DenseRetriever(TransformedSearch, Retriever):
     """Cosine-similarity retrieval over chunk embeddings; see the module docstring. With ``query:``
-    its searches go through a query transform (:mod:`rag.query_transforms`: hyde, multi_query)."""
+    its searches go through a query transform (:mod:`rag.retrievers.query_transforms`: hyde, multi_query)."""
 
     Params = DenseParams
     params: DenseParams

@@ -2,7 +2,7 @@
 
 The built-in ``documents`` config (rag/resources/configs/documents.yaml), or any config whose data
 set is a folder of files, is pointed at DIR; unless a question file is given, questions are made from
-the documents' chunks (:func:`rag.data.questions.make.make_questions`, cached by corpus, chunking,
+the documents' chunks (:func:`rag.runner.questions.make_questions`, cached by corpus, chunking,
 generator and seed) and the run reads them like any question file, provenance included.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rag.config import RunConfig, load_config
 from rag.data import DatasetConfig
-from rag.data.questions.make import GeneratorKind, QuestionsResult, make_questions
+from rag.runner.questions import GeneratorKind, QuestionsResult, make_questions
 from rag.errors import ConfigError
 from rag.resources import builtin_config
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from rag.chunking import ChunkingConfig, chunk_documents
-from rag.data.sentences import split_sentences
+from rag.text.sentences import split_sentences
 from rag.errors import ConfigError
 from rag.models import load_tokenizer
 from rag.types import Chunk, Document

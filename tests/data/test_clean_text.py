@@ -17,7 +17,7 @@ from rag.chunking import ChunkingConfig, chunk_documents
 from rag.data import load_dataset
 from rag.data.convert import convert
 from rag.data.pdf_text import dehyphenate, plausible_title
-from rag.data.sections import first_heading, headings
+from rag.text.sections import first_heading, headings
 from rag.models import load_tokenizer
 from rag.retrievers.tokenizers import TokenizerParams, make_tokenizer
 

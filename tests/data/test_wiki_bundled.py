@@ -10,7 +10,7 @@ import pytest
 
 from rag.data import bundled_wiki_dir, load_dataset, wiki_url
 from rag.data.questions.wiki import QUESTION_GENERATORS, allocate, description_phrase
-from rag.data.sentences import split_sentences
+from rag.text.sentences import split_sentences
 from rag.data.wiki_build import smoke_subset
 
 REPO = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_smollm2_writes_questions_that_are_parsed_filtered_and_accounted_for(tmp_path):
-    from rag.data.questions.make import make_questions
+    from rag.runner.questions import make_questions
 
     config = load_config(SMOKE_CONFIG, [f"cache_dir={tmp_path}", "generation.generator={type: local, n_threads: 2}"])
     result = make_questions(config, n=2, generator="llm", seed=0, progress=False)

@@ -9,7 +9,7 @@ import pytest
 
 from rag.config import load_config
 from rag.data import load_dataset
-from rag.data.questions.make import make_questions
+from rag.runner.questions import make_questions
 from rag.testing import StandInServer, StandInSettings
 
 from .conftest import write_config

@@ -13,7 +13,7 @@ import pytest
 from rag.cli import main
 from rag.config import load_config
 from rag.data import load_dataset
-from rag.data.questions.make import chunk_order, make_questions
+from rag.runner.questions import chunk_order, make_questions
 from rag.data.questions.specificity import FolderTerms
 from rag.data.questions.templates import complete_answer, corpus_examples, prose_sentences, template_candidate
 from rag.types import Chunk, Document

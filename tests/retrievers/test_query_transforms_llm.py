@@ -13,7 +13,7 @@ from ranx import Run, fuse
 
 from rag.errors import BenchError
 from rag.generation import OpenAIGeneratorConfig, build_generator
-from rag.query_transforms.config import HYDE_PROMPT
+from rag.retrievers.query_transforms.config import HYDE_PROMPT
 from rag.retrievers import IndexStorage, build_retriever
 from rag.services import StageServices
 from rag.retrievers.dense import DenseParams, DenseRetriever
@@ -87,7 +87,7 @@ def test_multi_query_fuses_the_question_and_its_paraphrases_as_ranx_rrf(stand_in
 
 
 def test_paraphrases_are_the_replys_lines_without_markers_repeats_or_the_question():
-    from rag.query_transforms.multi_query import paraphrases
+    from rag.retrievers.query_transforms.multi_query import paraphrases
 
     text = " 1. What is RM3?\n\n2) what is rm3?\n- How does RM3 expand a query \n* What is BM25?\n•  extra\nfifth"
     assert paraphrases(text, "How does RM3 expand a query", 3) == ["What is RM3?", "What is BM25?", "extra"]

@@ -11,7 +11,7 @@ import pytest
 from ranx import Run, fuse
 
 from rag.generation import LocalGeneratorConfig, build_generator
-from rag.query_transforms.multi_query import paraphrases
+from rag.retrievers.query_transforms.multi_query import paraphrases
 from rag.retrievers import IndexStorage, build_retriever
 from rag.services import StageServices
 from rag.retrievers.dense import DenseParams, DenseRetriever

@@ -1,4 +1,4 @@
-"""RM3 (rag.query_transforms.rm3) against an independent computation written here with plain dicts and
+"""RM3 (rag.retrievers.query_transforms.rm3) against an independent computation written here with plain dicts and
 loops (BM25 Okapi as rank-bm25 defines it, Anserini's relevance model as docs/retrievers.md states
 it), weighted BM25 queries against the rank-bm25 library, and properties."""
 

@@ -1,7 +1,7 @@
 """Questions: the bundled Wikipedia generators and question sets made from any configured corpus.
 
 * :mod:`rag.data.questions.wiki` -- the generators of the bundled Wikipedia sets (scripts/build_wiki_data.py);
-* :mod:`rag.data.questions.make` -- ``make_questions(config, n, generator, seed)``: a cached question
+* :mod:`rag.runner.questions` -- ``make_questions(config, n, generator, seed)``: a cached question
   file for a configured corpus, from the LLM (:mod:`~rag.data.questions.llm`, replies read by
   :mod:`~rag.data.questions.parse`) or the templates (:mod:`~rag.data.questions.templates`), kept by
   the filters (:mod:`~rag.data.questions.filters`);

@@ -11,7 +11,7 @@ import random
 import re
 from collections.abc import Sequence
 
-from rag.data.sentences import split_sentences
+from rag.text.sentences import split_sentences
 from rag.stopwords import ENGLISH_STOPWORDS
 from rag.types import Document, Question
 

@@ -15,7 +15,7 @@ Prose sentences (:func:`prose_sentences`): the chunk is cut into blocks at blank
 blocks, headings, tables, block quotes, directive and option lines (``.. note::``, ``:param x:``),
 and blocks whose lines are all indented (literal blocks) are left out; list markers are removed;
 the lines of a block are joined with spaces (wrapped source text stays one sentence) and split into
-sentences (:mod:`rag.data.sentences`). A prose sentence starts with an upper-case letter (a chunk
+sentences (:mod:`rag.text.sentences`). A prose sentence starts with an upper-case letter (a chunk
 cut inside a sentence gives none), ends with ``.``, has 5 to 60 words, and holds no markup left
 over from conversion (``<``, ``>``, ``{``, ``}``, ``[``, ``]``, ``|``, ``::``, a ``:role:`` or a URL); inline
 code backticks and ``*``/``_`` emphasis are removed.
@@ -103,7 +103,7 @@ from rag.data.questions.common import content_words
 from rag.data.questions.filters import Candidate
 from rag.data.questions.leak import document_names, names_gold
 from rag.data.questions.specificity import FolderTerms
-from rag.data.sentences import split_sentences
+from rag.text.sentences import split_sentences
 from rag.stopwords import ENGLISH_STOPWORDS
 from rag.types import Chunk, Document
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rag.data.questions.common import allocate, first_sentence, numbered, seeded_rng
-from rag.data.sentences import split_sentences
+from rag.text.sentences import split_sentences
 from rag.types import Document, Question
 
 DEFAULT_SEED = 3

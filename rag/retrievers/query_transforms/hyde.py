@@ -2,7 +2,7 @@
 Retrieval without Relevance Labels"), for a dense retriever.
 
 For a question q the LLM writes ``n`` hypothetical passages p_1..p_n (HyDE's instruction, "Please
-write a passage to answer the question", one request each: :mod:`rag.query_transforms.llm`); with
+write a passage to answer the question", one request each: :mod:`rag.retrievers.query_transforms.llm`); with
 e(x) the retriever's unit embedding of x, the query vector is their mean with the question's,
 
     v = (e(q) + sum_i e(p_i)) / (n + 1)        (the paper's eq. 5, and its code's ``np.mean``)
@@ -22,9 +22,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from rag.query_transforms.base import QUERY_TRANSFORMS, QueryTransform
-from rag.query_transforms.config import HydeParams
-from rag.query_transforms.llm import ask
+from rag.retrievers.query_transforms.base import QUERY_TRANSFORMS, QueryTransform
+from rag.retrievers.query_transforms.config import HydeParams
+from rag.retrievers.query_transforms.llm import ask
 from rag.types import Ranking
 
 

@@ -43,7 +43,7 @@ class QueryTransformParams(ConfigModel):
 
 
 class Rm3Params(QueryTransformParams):
-    """RM3 pseudo-relevance feedback (:mod:`rag.query_transforms.rm3`), Anserini's parameter names
+    """RM3 pseudo-relevance feedback (:mod:`rag.retrievers.query_transforms.rm3`), Anserini's parameter names
     and defaults (``-rm3.fbDocs 10 -rm3.fbTerms 10 -rm3.originalQueryWeight 0.5``). ``filter_terms``:
     Anserini's feedback-term filter (2 to 20 word characters, in at most 10% of the chunks)."""
 
@@ -83,7 +83,7 @@ class LLMTransformParams(QueryTransformParams):
 
 
 class HydeParams(LLMTransformParams):
-    """HyDE (:mod:`rag.query_transforms.hyde`): ``n`` hypothetical passages, one request each.
+    """HyDE (:mod:`rag.retrievers.query_transforms.hyde`): ``n`` hypothetical passages, one request each.
     ``temperature``: default 0 for one passage (deterministic), 0.7 for several (HyDE's sampling)."""
 
     type: Literal["hyde"]
@@ -102,7 +102,7 @@ class HydeParams(LLMTransformParams):
 
 
 class MultiQueryParams(LLMTransformParams):
-    """Multi-query (:mod:`rag.query_transforms.multi_query`): one request whose reply holds up to
+    """Multi-query (:mod:`rag.retrievers.query_transforms.multi_query`): one request whose reply holds up to
     ``n`` paraphrases, one per line (LangChain's ``MultiQueryRetriever``); the lists of the question
     and of each paraphrase are fused with RRF, constant ``rrf_k``."""
 

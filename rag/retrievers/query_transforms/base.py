@@ -10,9 +10,9 @@ search with a vector of its own (HyDE). Which retriever types a transform applie
 ``Params.retriever_types``; a transform on another type is a configuration error.
 
 Adding a transform means writing one class decorated with ``@QUERY_TRANSFORMS.register("name")``
-whose ``Params`` (a :class:`rag.query_transforms.config.QueryTransformParams` with ``type:
-Literal["name"]``, defined in :mod:`rag.query_transforms.config`, which rag.retrievers imports) is the
-``query:`` mapping, and adding that ``Params`` to :data:`rag.query_transforms.config.QueryTransformConfig`.
+whose ``Params`` (a :class:`rag.retrievers.query_transforms.config.QueryTransformParams` with ``type:
+Literal["name"]``, defined in :mod:`rag.retrievers.query_transforms.config`, which rag.retrievers imports) is the
+``query:`` mapping, and adding that ``Params`` to :data:`rag.retrievers.query_transforms.config.QueryTransformConfig`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from rag.query_transforms.config import QueryTransformParams
+from rag.retrievers.query_transforms.config import QueryTransformParams
 from rag.registry import Registry
 from rag.types import Ranking
 

@@ -37,8 +37,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from rag.query_transforms.base import QUERY_TRANSFORMS, QueryTransform
-from rag.query_transforms.config import Rm3Params
+from rag.retrievers.query_transforms.base import QUERY_TRANSFORMS, QueryTransform
+from rag.retrievers.query_transforms.config import Rm3Params
 from rag.types import Ranking
 
 #: Anserini's feedback-term filter (``createdFeatureVector``): a term in more than this share of the

@@ -2,7 +2,7 @@
 BM25 or dense retriever.
 
 For a question q the LLM is asked once (LangChain's prompt: "generate n different versions of the
-given user question ... separated by newlines"; :mod:`rag.query_transforms.llm`); its reply is split
+given user question ... separated by newlines"; :mod:`rag.retrievers.query_transforms.llm`); its reply is split
 into lines (LangChain's ``LineListOutputParser``), each stripped of a leading list marker ("1.", "2)",
 "-", "*") and white space; empty lines, repeats and lines equal to q (case-insensitive) are dropped
 and the first ``n`` kept. q and each paraphrase are searched by the retriever to depth k, and the
@@ -20,9 +20,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from rag.query_transforms.base import QUERY_TRANSFORMS, QueryTransform
-from rag.query_transforms.config import MultiQueryParams
-from rag.query_transforms.llm import ask
+from rag.retrievers.query_transforms.base import QUERY_TRANSFORMS, QueryTransform
+from rag.retrievers.query_transforms.config import MultiQueryParams
+from rag.retrievers.query_transforms.llm import ask
 from rag.retrievers.fusion import fused_ranking, rrf_scores
 from rag.types import Ranking
 

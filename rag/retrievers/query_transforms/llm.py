@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from rag.errors import BenchError
 from rag.generation.base import GenerationRequest
 from rag.generation.config import LocalGeneratorConfig, OpenAIGeneratorConfig
-from rag.query_transforms.config import LLMTransformParams
+from rag.retrievers.query_transforms.config import LLMTransformParams
 
 
 
