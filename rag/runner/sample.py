@@ -14,7 +14,8 @@ methods have no derived set.
 The plan printed before the run states for each LLM-backed method its calls per question, its calls
 in all and an estimated time: calls x the mean measured latency of the LLM calls already recorded in
 the run's generation caches (``<cache_dir>/generation`` and ``<cache_dir>/stages/*``); with none
-recorded the time is stated as unknown. Cached calls cost nothing, so this is an upper bound.
+recorded, a range from :data:`LOCAL_SECONDS_PER_CALL`. Cached calls cost nothing, so this is an
+upper bound.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ from rag.generation.cache import recorded_latencies
 from rag.results import schema
 from rag.runner.answers import answer_sample, answered_questions
 from rag.types import Question
+
+#: Seconds per call of the local SmolLM2 on the 2-core reference machine, measured by the cold run of
+#: configs/stages.yaml (README, "Stages before and after retrieval, measured"): llm reranker 1.0 s
+#: (560 short prompts), multi_query 1.1 s, hyde 2.6 s (server start included); a 10-chunk answer 3.0 s.
+LOCAL_SECONDS_PER_CALL = (1.0, 3.0)
 
 
 def llm_calls_per_question(config: RunConfig, method: str) -> int:
@@ -85,9 +91,12 @@ class SampledSets:
         lines = []
         for method, calls in self.llm_methods.items():
             total = calls * questions
+            low, high = LOCAL_SECONDS_PER_CALL
             time = (f"about {total * per_call / 60:.1f} min at {per_call:.2f} s per call (the mean of the "
                     f"{len(latencies)} LLM calls recorded in {cache_dir}; cached calls cost nothing)"
-                    if per_call is not None else "time unknown (no LLM call recorded in the cache yet)")
+                    if per_call is not None else
+                    f"about {total * low / 60:.1f}-{total * high / 60:.1f} min at {low:.0f}-{high:.0f} s per call "
+                    "(what the local SmolLM2 took on 2 CPU cores; no LLM call recorded in this cache yet)")
             lines.append(f"{method} calls an LLM {calls} time(s) per question: {questions} sampled questions "
                          f"({where}), at most {total} calls, {time}")
         return lines

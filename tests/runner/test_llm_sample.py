@@ -100,7 +100,8 @@ def test_llm_backed_methods_run_on_the_answer_sample_beside_every_method(tmp_pat
     assert manifest["llm_sample"] == {"methods": {"probe": 2, "fused": 2}, "sets": {f"{SET}@sample": 2}}
     plan = [r.getMessage() for r in caplog.records if r.getMessage().startswith("plan: ")]
     assert plan == [f"plan: {m} calls an LLM 2 time(s) per question: 2 sampled questions ({SET}@sample 2), "
-                    "at most 4 calls, time unknown (no LLM call recorded in the cache yet)" for m in ("probe", "fused")]
+                    "at most 4 calls, about 0.1-0.2 min at 1-3 s per call (what the local SmolLM2 took on 2 CPU "
+                    "cores; no LLM call recorded in this cache yet)" for m in ("probe", "fused")]
     # the comparison and the recommendation take a method absent from a set in their stride
     rows = pd.DataFrame(comparison["rows"])
     assert set(rows[rows.question_set == SET].method) == {"bm25"}
