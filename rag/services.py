@@ -26,3 +26,7 @@ class StageServices:
     generator_factory: Callable[[Any, Path], AbstractContextManager[Any]]
     default_generator: Any
     cache_dir: Path
+
+    def stage_cache(self, method: str) -> Path:
+        """Where ``method``'s stages keep their LLM outputs: ``<cache_dir>/stages/<method>``."""
+        return self.cache_dir / "stages" / method

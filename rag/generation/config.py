@@ -133,6 +133,15 @@ GeneratorConfig = Annotated[
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(GeneratorConfig)
 
 
+def stage_generator_config(own: LLMGeneratorConfig | None, default: object) -> LLMGeneratorConfig:
+    """The chat generator a model-calling stage (a query transform, the ``llm`` reranker) uses: its
+    own ``generator:`` setting, else the run's default when that is a chat generator (``openai`` or
+    ``local``), else the local SmolLM2 (an ``extractive`` default is no LLM)."""
+    if own is not None:
+        return own
+    return default if isinstance(default, LLMGeneratorConfig) else LocalGeneratorConfig()
+
+
 def parse_generator_config(data: Any, key: str = "generator", source: str | None = None):
     """Validate a mapping into a :data:`GeneratorConfig`; the first problem becomes a
     :class:`ConfigError` naming the dotted key (e.g. ``generator.backoff.initial_s``)."""

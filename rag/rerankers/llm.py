@@ -30,7 +30,7 @@ from pydantic import Field
 
 from rag.errors import BenchError
 from rag.generation.base import GenerationRequest, GenerationResult
-from rag.generation.config import LLMGeneratorConfig, LocalGeneratorConfig, OpenAIGeneratorConfig
+from rag.generation.config import LLMGeneratorConfig, LocalGeneratorConfig, OpenAIGeneratorConfig, stage_generator_config
 from rag.rerankers.base import RERANKERS, Candidate, Reranker, RerankerParams, Scored
 
 SYSTEM_PROMPT = ("You judge whether a passage is relevant to a question, that is, whether it helps to answer it. "
@@ -74,10 +74,8 @@ class LLMReranker(Reranker):
 
     def generator_config(self) -> LLMGeneratorConfig:
         """The chat generator's settings with the reranking prompt as its closed-book template."""
-        base = self.params.generator
-        if base is None and self.services is not None and isinstance(self.services.default_generator, LLMGeneratorConfig):
-            base = self.services.default_generator
-        base = base or LocalGeneratorConfig()
+        base = stage_generator_config(self.params.generator,
+                                      self.services.default_generator if self.services is not None else None)
         return base.model_copy(update={
             "closed_book_system_prompt": SYSTEM_PROMPT, "closed_book_user_prompt": "{question}",
             "max_tokens": MAX_ANSWER_TOKENS, "temperature": 0.0,
@@ -93,7 +91,7 @@ class LLMReranker(Reranker):
                     for c, found in enumerate(found_list)]
         if not requests:
             return [Scored([]) for _ in questions]
-        with self.services.generator_factory(self.generator_config(), self.services.cache_dir / "stages" / self.method) as generator:
+        with self.services.generator_factory(self.generator_config(), self.services.stage_cache(self.method)) as generator:
             results = generator.generate(requests)
         failed = next((result for result in results if result.failed), None)
         if failed is not None:

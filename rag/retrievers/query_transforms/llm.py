@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from rag.errors import BenchError
 from rag.generation.base import GenerationRequest
-from rag.generation.config import LocalGeneratorConfig, OpenAIGeneratorConfig
+from rag.generation.config import stage_generator_config
 from rag.retrievers.query_transforms.config import LLMTransformParams
 
 
@@ -39,9 +39,7 @@ class Replies:
 
 def generator_config(params: LLMTransformParams, default, temperature: float, pass_index: int = 0):
     """The generator config a transform's pass ``pass_index`` uses (module docstring)."""
-    base = params.generator or default
-    if not isinstance(base, (OpenAIGeneratorConfig, LocalGeneratorConfig)):
-        base = LocalGeneratorConfig()
+    base = stage_generator_config(params.generator, default)
     seed = base.seed if pass_index == 0 else (base.seed or 0) + pass_index
     return base.model_copy(update={
         "closed_book_system_prompt": params.system_prompt, "closed_book_user_prompt": params.prompt(),
@@ -58,7 +56,7 @@ def ask(transform, questions: Sequence[str], passes: int, temperature: float) ->
     texts: list[list[str]] = [[] for _ in questions]
     calls, tokens = [0] * len(questions), [0] * len(questions)
     failed: list = []
-    cache_dir = services.cache_dir / "stages" / transform.method
+    cache_dir = services.stage_cache(transform.method)
     for pass_index in range(passes):
         config = generator_config(transform.params, services.default_generator, temperature, pass_index)
         requests = [GenerationRequest(f"{transform.method}/{pass_index}/{i}", question, [], closed_book=True)
