@@ -1,0 +1,139 @@
+"""Building the int8 model of the local sentence-transformers model, once per cache, offline.
+
+The model (its whole sentence-transformers pipeline up to the pooled ``sentence_embedding``: the
+transformer, with its plain additive attention mask, and its pooling) is exported to ONNX with
+``torch.onnx.export``; it runs once on the calibration texts (:mod:`rag.int8.calibration`), and every
+linear layer is rewritten into an int8 product (:mod:`rag.int8.graph`: SmoothQuant, GPTQ weights,
+one activation scale per token). Why this recipe: docs/retrievers.md ("int8"), measured with
+``scripts/bench_dense.py``.
+
+**Exact products on every CPU.** The integer sums of the rewritten model are exact, so its vectors are
+the same math wherever it runs. ONNX Runtime multiplies uint8 activations by *int8* weights with
+``VPMADDUBSW`` on x86 CPUs without VNNI (AVX2, AVX-512 before Cascade Lake), which saturates pairs of
+products at 16 bits (ONNX Runtime's quantization docs); measured here on an AVX2-only AMD EPYC: mean
+cosine error to float32 2.1e-3 instead of 3.7e-4. So the weights are int8 only where the CPU has
+VNNI or AMX (``vpdpbusd``: 32-bit sums) and uint8 around 128 (the same values, uint8 x uint8 products
+with 16-bit inputs: exact) elsewhere (:func:`signed_products_are_exact`); the choice keys the cached
+model, not the vectors.
+
+The build runs in a temporary directory renamed into place (atomic: a model directory is whole or
+absent) under a lock, so concurrent runs build it once; its directory under ``<cache_dir>/models/``
+is keyed by the sha256 of the model's files, :data:`RECIPE`, the weight format and the
+torch/onnx/onnxruntime versions (:func:`quantized_model`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import platform
+import tempfile
+import warnings
+from pathlib import Path
+
+from rag.errors import BenchError
+from rag.io_utils import atomic_write_json, sha256_file, sha256_text
+from rag.models import load_tokenizer, resolve_embedding_model
+
+log = logging.getLogger(__name__)
+
+#: What the quantization does (keys the cached model and, through :func:`rag.int8.identity`, the
+#: vectors): a change to the export, the calibration or the quantization must change it.
+RECIPE = "smoothquant0.5-gptq-int8-per-token-uint8"
+ONNX_OPSET = 17  # of the export; the rewrite converts it to rag.int8.graph.OPSET
+MODEL_FILE, SETTINGS_FILE = "model.onnx", "encoder.json"
+#: x86 CPU flags whose int8 products sum in 32 bits (VNNI, AMX): int8 weights are exact there.
+EXACT_SIGNED_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
+
+
+def signed_products_are_exact(cpuinfo: str | None = None) -> bool:
+    """Whether ONNX Runtime's uint8 x int8 products are exact on this CPU: x86 with one of
+    :data:`EXACT_SIGNED_FLAGS` in ``/proc/cpuinfo`` (``cpuinfo``: its text, for tests). Anywhere else
+    (x86 without them, other architectures, no ``/proc/cpuinfo``) the weights go as uint8, exact everywhere."""
+    if cpuinfo is None:
+        if platform.machine().lower() not in ("x86_64", "amd64"):
+            return False
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
+    return any(flag in flags for flag in EXACT_SIGNED_FLAGS)
+
+
+def model_files_hash(directory: Path) -> str:
+    """sha256 over the model directory's files (relative path and content hash, sorted by path)."""
+    files = sorted(path for path in directory.rglob("*") if path.is_file())
+    return sha256_text(json.dumps([[str(path.relative_to(directory)), sha256_file(path)] for path in files]))
+
+
+def quantized_model(model: str, cache: Path) -> Path:
+    """The directory of ``model``'s int8 ONNX model under ``cache`` (built first when absent)."""
+    import onnx
+    import onnxruntime
+    import torch
+
+    source = Path(resolve_embedding_model(model))
+    if not source.is_dir():
+        raise BenchError(f"precision int8 needs the embedding model {model!r} as a local directory "
+                         f"(a packaged model or a path); {str(source)!r} is not one")
+    signed = signed_products_are_exact()
+    key = sha256_text(json.dumps({"files": model_files_hash(source), "recipe": RECIPE, "opset": ONNX_OPSET,
+                                  "signed_weights": signed, "torch": torch.__version__, "onnx": onnx.__version__,
+                                  "onnxruntime": onnxruntime.__version__}))[:24]
+    target = cache / f"int8-{key}"
+    if (target / MODEL_FILE).is_file():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f"int8-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / MODEL_FILE).is_file():  # another process may have built it meanwhile
+            log.info("building the int8 model of %s in %s (once, about a minute)", model, target)
+            with tempfile.TemporaryDirectory(dir=cache, prefix=".building-") as building:
+                build(model, Path(building) / "model", signed)
+                os.replace(Path(building) / "model", target)
+    return target
+
+
+def build(model: str, directory: Path, signed_weights: bool) -> None:
+    """Export the pooled sentence-transformers model to ONNX, calibrate, quantize, write its settings."""
+    import onnx
+    import torch
+
+    from rag.int8.calibration import calibration_texts, layer_inputs
+    from rag.int8.gptq import gptq
+    from rag.int8.graph import quantize_linear_layers
+    from rag.models import load_sentence_transformer
+
+    directory.mkdir()
+    st = load_sentence_transformer(model, "cpu").eval()
+    st[0].auto_model.set_attn_implementation("eager")  # a plain additive mask, not the sdpa export's Where/IsNaN
+    tokenizer = load_tokenizer(resolve_embedding_model(model))
+    example = tokenizer(["an example text", "another"], padding=True, return_tensors="pt")
+    names = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in example]
+
+    class Pooled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.modules_ = st
+
+        def forward(self, *inputs):
+            return self.modules_(dict(zip(names, inputs)))["sentence_embedding"]
+
+    float32 = directory / "float32.onnx"
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on Python-side shape checks: not the user's concern
+        dimension = Pooled()(*(example[name] for name in names)).shape[-1]
+        torch.onnx.export(Pooled(), tuple(example[name] for name in names), str(float32), input_names=names,
+                          output_names=["embedding"], opset_version=ONNX_OPSET, dynamo=False,
+                          dynamic_axes={**{name: {0: "batch", 1: "tokens"} for name in names}, "embedding": {0: "batch"}})
+    summaries = layer_inputs(st, tokenizer, calibration_texts())
+    layers = {name: (module.weight.detach().numpy().copy(), summaries[name])
+              for name, module in st.named_modules() if name in summaries}
+    onnx.save(quantize_linear_layers(onnx.load(str(float32)), layers, gptq, signed_weights), str(directory / MODEL_FILE))
+    float32.unlink()
+    atomic_write_json(directory / SETTINGS_FILE, {"inputs": names, "max_seq_length": st.max_seq_length,
+                                                  "dimension": dimension, "recipe": RECIPE,
+                                                  "signed_weights": signed_weights})

@@ -1,0 +1,148 @@
+"""Rewrite a float32 ONNX model's linear layers into int8 products with one activation scale per token.
+
+For every ``MatMul`` whose second input is a weight ``W`` [K, N] (a ``torch.nn.Linear`` exported:
+``y = x W (+ b)``), the layers reading the same input ``x`` form a group (a transformer layer's query,
+key and value) and share one quantized copy of it:
+
+1. **Smoothing** (SmoothQuant, Xiao et al. 2023): per input channel ``s_k = peak_k^α / w_k^(1-α)``,
+   ``peak_k`` = the calibration ``max |x_k|`` (:mod:`rag.int8.calibration`), ``w_k`` = the group's
+   largest ``|W[k, :]|``, α = :data:`ALPHA`. ``x W = (x / s)(diag(s) W)``: dividing the activations moves
+   their outlier channels' range into the weights, where a per-channel grid absorbs it.
+2. **Weights**: ``diag(s) W`` rounded to int8 by GPTQ (:mod:`rag.int8.gptq`) against the smoothed
+   calibration inputs' ``Xᵀ X``, symmetric, one scale per output column.
+3. **Activations**, per call and per token (each row of ``x / s`` alone, never the batch as a
+   whole): uint8, ``scale = (max(hi, 0) - min(lo, 0)) / 255`` and ``zp = round(-min(lo, 0) / scale)``
+   over the row (ONNX Runtime's ``DynamicQuantizeLinear`` rule, applied to each row), by
+   ``QuantizeLinear`` with a block of the whole row (opset 21). So a text's vector does not depend
+   on which texts share its batch.
+4. **Product**: ``MatMulIntegerToFloat`` (uint8 x int8 codes, int32 sums, times the weight scales), then
+   ``(y - zp ⊗ c) · scale`` with ``c_n = Σ_k Q[k, n] · wscale_n``: the row's zero point is taken out
+   after the product, since ONNX Runtime's integer products take a single zero point for ``x``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from rag.int8.calibration import LayerInputs
+
+#: SmoothQuant's migration strength (chosen by measurement: docs/retrievers.md, "int8").
+ALPHA = 0.5
+OPSET = 21
+_TINY = np.float32(1e-12)
+
+
+def smoothing(peak: np.ndarray, weights: list[np.ndarray], alpha: float = ALPHA) -> np.ndarray:
+    """SmoothQuant's per-input-channel factors ``s`` for a group of weights [K, N_j] reading one input."""
+    weight_peak = np.max([np.abs(w).max(axis=1) for w in weights], axis=0)
+    return np.maximum(np.maximum(peak, 1e-5) ** alpha / np.maximum(weight_peak, 1e-5) ** (1 - alpha), 1e-5)
+
+
+def weight_codes(codes: np.ndarray, signed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The stored weights [K, N] of int8 ``codes`` [N, K] and their zero point: the codes as int8
+    (zero point 0), or as uint8 ``code + 128`` (zero point 128) where ``signed`` is False (the same
+    values, multiplied exactly on CPUs whose uint8 x int8 products saturate: :mod:`rag.int8.build`)."""
+    if signed:
+        return np.ascontiguousarray(codes.T), np.array(0, np.int8)
+    return np.ascontiguousarray((codes.T.astype(np.int16) + 128).astype(np.uint8)), np.array(128, np.uint8)
+
+
+def quantize_linear_layers(model, layers: Mapping[str, tuple[np.ndarray, LayerInputs]],
+                           round_weights: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+                           signed_weights: bool):
+    """``model`` (an ``onnx.ModelProto``, float32) with every ``MatMul`` whose weight is one of
+    ``layers`` (module name -> (``nn.Linear`` weight [N, K], its calibration inputs)) replaced as the
+    module docstring says; ``round_weights(weight [N, K], gram [K, K]) -> (codes int8 [N, K], scales [N])``.
+    ``signed_weights``: :func:`weight_codes`. The model is converted to opset :data:`OPSET` first.
+    Raises ValueError if a layer is not found."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper, version_converter
+
+    model = version_converter.convert_version(model, OPSET)
+    graph = model.graph
+    initializers = {init.name: init for init in graph.initializer}
+    by_shape = defaultdict(list)
+    for name, (weight, _) in layers.items():
+        by_shape[weight.T.shape].append(name)
+
+    def layer_of(node) -> str | None:
+        if node.op_type != "MatMul" or node.input[1] not in initializers:
+            return None
+        value = numpy_helper.to_array(initializers[node.input[1]])
+        return next((name for name in by_shape.get(value.shape, ()) if np.array_equal(layers[name][0].T, value)), None)
+
+    groups: dict[str, list[tuple[int, str]]] = defaultdict(list)  # input tensor -> (node index, layer)
+    for index, node in enumerate(graph.node):
+        if (layer := layer_of(node)) is not None:
+            groups[node.input[0]].append((index, layer))
+    missing = set(layers) - {layer for members in groups.values() for _, layer in members}
+    if missing:
+        raise ValueError(f"int8 build: no MatMul of the exported model holds the weights of {sorted(missing)}")
+
+    constants = [numpy_helper.from_array(np.array(0, np.float32), "int8_zero"),
+                 numpy_helper.from_array(np.array(255, np.float32), "int8_levels"),
+                 numpy_helper.from_array(_TINY, "int8_tiny"),
+                 numpy_helper.from_array(np.array(1, np.float32), "int8_one"),
+                 numpy_helper.from_array(np.array([-1], np.int64), "int8_last_axis")]
+    before: dict[int, list] = defaultdict(list)  # node index -> nodes to insert before it
+    replaced: dict[int, list] = {}
+    dropped_weights = set()
+    for group, (source, members) in enumerate(groups.items()):
+        weights = [layers[layer][0].T for _, layer in members]  # [K, N_j]
+        calibration = layers[members[0][1]][1]
+        factors = smoothing(calibration.peak, weights)
+        p = f"int8_g{group}"
+        constants.append(numpy_helper.from_array((1 / factors).astype(np.float32), f"{p}_inverse_smoothing"))
+        # the smoothed input, its per-row range, scale and zero point, and its uint8 codes
+        before[members[0][0]] += [
+            helper.make_node("Mul", [source, f"{p}_inverse_smoothing"], [f"{p}_x"]),
+            helper.make_node("ReduceMin", [f"{p}_x", "int8_last_axis"], [f"{p}_rowmin"], keepdims=1),
+            helper.make_node("ReduceMax", [f"{p}_x", "int8_last_axis"], [f"{p}_rowmax"], keepdims=1),
+            helper.make_node("Min", [f"{p}_rowmin", "int8_zero"], [f"{p}_lo"]),
+            helper.make_node("Max", [f"{p}_rowmax", "int8_zero"], [f"{p}_hi"]),
+            helper.make_node("Sub", [f"{p}_hi", f"{p}_lo"], [f"{p}_span"]),
+            helper.make_node("Div", [f"{p}_span", "int8_levels"], [f"{p}_step"]),
+            helper.make_node("Max", [f"{p}_step", "int8_tiny"], [f"{p}_scale"]),
+            helper.make_node("Div", [f"{p}_lo", f"{p}_scale"], [f"{p}_lo_steps"]),
+            helper.make_node("Neg", [f"{p}_lo_steps"], [f"{p}_zp_steps"]),
+            helper.make_node("Round", [f"{p}_zp_steps"], [f"{p}_zp_float"]),
+            helper.make_node("Cast", [f"{p}_zp_float"], [f"{p}_zp"], to=TensorProto.UINT8),
+            helper.make_node("QuantizeLinear", [f"{p}_x", f"{p}_scale", f"{p}_zp"], [f"{p}_q"], axis=-1,
+                             block_size=weights[0].shape[0]),
+        ]
+        gram = calibration.gram / np.outer(factors, factors)
+        for member, ((index, layer), weight) in enumerate(zip(members, weights)):
+            codes, scales = round_weights((weight * factors[:, None]).T, gram)  # [N, K], [N]
+            m = f"{p}_m{member}"
+            stored, stored_zero = weight_codes(codes, signed_weights)
+            constants += [numpy_helper.from_array(stored, f"{m}_codes"),
+                          numpy_helper.from_array(stored_zero, f"{m}_codes_zp"),
+                          numpy_helper.from_array(scales.astype(np.float32), f"{m}_scales"),
+                          numpy_helper.from_array((codes.astype(np.int64).sum(axis=1) * scales).astype(np.float32),
+                                                  f"{m}_zp_correction")]
+            node = graph.node[index]
+            dropped_weights.add(node.input[1])
+            replaced[index] = [
+                helper.make_node("MatMulIntegerToFloat", [f"{p}_q", f"{m}_codes", "int8_one", f"{m}_scales", "", f"{m}_codes_zp"],
+                                 [f"{m}_product"], domain="com.microsoft"),
+                helper.make_node("Mul", [f"{p}_zp_float", f"{m}_zp_correction"], [f"{m}_correction"]),
+                helper.make_node("Sub", [f"{m}_product", f"{m}_correction"], [f"{m}_unscaled"]),
+                helper.make_node("Mul", [f"{m}_unscaled", f"{p}_scale"], [node.output[0]]),
+            ]
+    nodes = []
+    for index, node in enumerate(graph.node):
+        nodes += before.get(index, [])
+        nodes += replaced.get(index, [node])
+    still_read = {name for node in nodes for name in node.input}
+    kept = [init for init in graph.initializer if init.name not in dropped_weights or init.name in still_read]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    del graph.initializer[:]
+    graph.initializer.extend(kept + constants)
+    if not any(opset.domain == "com.microsoft" for opset in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    onnx.checker.check_model(model)
+    return model
