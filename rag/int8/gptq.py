@@ -30,11 +30,6 @@ def row_scales(weight: np.ndarray) -> np.ndarray:
     return np.where(peak > 0, peak / QMAX, 1.0)
 
 
-def round_to_nearest(weight: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """int8 codes of ``weight`` [out, in] on the grid of ``scales`` [out], each weight rounded alone."""
-    return np.clip(np.rint(weight / scales[:, None]), -QMAX, QMAX).astype(np.int8)
-
-
 def gptq(weight: np.ndarray, hessian: np.ndarray, percdamp: float = 0.01, block: int = 128) -> tuple[np.ndarray, np.ndarray]:
     """int8 codes [out, in] and scales [out] of ``weight`` [out, in] (``Linear``: y = x Wᵀ), rounded by
     GPTQ against ``hessian`` = Xᵀ X [in, in] of the layer's calibration inputs (module docstring)."""

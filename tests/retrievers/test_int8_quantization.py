@@ -10,7 +10,12 @@ import pytest
 
 from rag.int8.build import signed_products_are_exact
 from rag.int8.calibration import LayerInputs
-from rag.int8.gptq import gptq, round_to_nearest, row_scales
+from rag.int8.gptq import gptq, row_scales
+
+
+def round_to_nearest(weight: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """The baseline: each weight on the nearest point of its row's symmetric int8 grid."""
+    return np.clip(np.rint(weight / scales[:, None]), -127, 127).astype(np.int8)
 
 
 def output_error(x: np.ndarray, weight: np.ndarray, codes: np.ndarray, scales: np.ndarray) -> float:
