@@ -122,11 +122,11 @@ def build(model: str, directory: Path, signed_weights: bool) -> None:
         def forward(self, *inputs):
             return self.modules_(dict(zip(names, inputs)))["sentence_embedding"]
 
-    float32 = directory / "float32.onnx"
+    float32, pooled, inputs = directory / "float32.onnx", Pooled(), tuple(example[name] for name in names)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tracer's notes on Python-side shape checks: not the user's concern
-        dimension = Pooled()(*(example[name] for name in names)).shape[-1]
-        torch.onnx.export(Pooled(), tuple(example[name] for name in names), str(float32), input_names=names,
+        dimension = pooled(*inputs).shape[-1]
+        torch.onnx.export(pooled, inputs, str(float32), input_names=names,
                           output_names=["embedding"], opset_version=ONNX_OPSET, dynamo=False,
                           dynamic_axes={**{name: {0: "batch", 1: "tokens"} for name in names}, "embedding": {0: "batch"}})
     summaries = layer_inputs(st, tokenizer, calibration_texts())

@@ -12,14 +12,10 @@ real tokens (padding excluded) are summarized as (:class:`LayerInputs`):
 
 from __future__ import annotations
 
-import gzip
-import json
 import random
 from dataclasses import dataclass
 
 import numpy as np
-
-from rag.resources import data_dir
 
 #: Documents the build calibrates on, and the seed of their sample.
 CALIBRATION_TEXTS, CALIBRATION_SEED, BATCH = 256, 0, 16
@@ -34,9 +30,12 @@ class LayerInputs:
 
 
 def calibration_texts(count: int = CALIBRATION_TEXTS, seed: int = CALIBRATION_SEED) -> list[str]:
-    """``count`` texts of the bundled wiki corpus, a ``seed``-ed sample of its documents."""
-    with gzip.open(data_dir("wiki") / "corpus.jsonl.gz", "rt", encoding="utf-8") as lines:
-        texts = [json.loads(line)["text"] for line in lines]
+    """``count`` texts of the bundled wiki corpus, a ``seed``-ed sample of its documents (read by the
+    data layer's corpus reader, :func:`rag.data.records.read_corpus_jsonl`)."""
+    from rag.data.config import bundled_wiki_dir
+    from rag.data.records import ProblemLog, read_corpus_jsonl
+
+    texts = [document.text for document in read_corpus_jsonl(bundled_wiki_dir() / "corpus.jsonl.gz", ProblemLog())]
     return random.Random(seed).sample(texts, min(count, len(texts)))
 
 
