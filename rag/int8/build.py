@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 #: What the quantization does (keys the cached model and, through :func:`rag.int8.identity`, the
 #: vectors): a change to the export, the calibration or the quantization must change it.
-RECIPE = "smoothquant0.5-gptq-int8-per-token-uint8"
+RECIPE = "smoothquant0.5-per-layer-gptq-int8-per-token-uint8"
 ONNX_OPSET = 17  # of the export; the rewrite converts it to rag.int8.graph.OPSET
 MODEL_FILE, SETTINGS_FILE = "model.onnx", "encoder.json"
 #: x86 CPU flags whose int8 products sum in 32 bits (VNNI, AMX): int8 weights are exact there.

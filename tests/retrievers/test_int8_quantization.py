@@ -64,8 +64,8 @@ def test_int8_weights_only_where_the_cpu_sums_their_products_exactly(cpuinfo, ex
 
 # --- the rewritten graph, run by ONNX Runtime, against numpy -----------------------------------------
 
-def two_group_model(weights: dict[str, np.ndarray], biases: dict[str, np.ndarray]):
-    """x [B, T, K] -> a = x W_a + b_a, b = x W_b + b_b (one group: the same input), c = relu(a) W_c + b_c."""
+def three_layer_model(weights: dict[str, np.ndarray], biases: dict[str, np.ndarray]):
+    """x [B, T, K] -> a = x W_a + b_a, b = x W_b + b_b (the same input), c = relu(a) W_c + b_c."""
     from onnx import TensorProto, helper, numpy_helper
 
     def linear(source, name):
@@ -81,11 +81,11 @@ def two_group_model(weights: dict[str, np.ndarray], biases: dict[str, np.ndarray
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def oracle_linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, peak: np.ndarray, group_weights) -> np.ndarray:
+def oracle_linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, peak: np.ndarray) -> np.ndarray:
     """The module docstring of rag.int8.graph, in numpy: smoothing s = sqrt(peak / max|W|) (alpha 0.5),
     round-to-nearest int8 weights of diag(s) W, per-row uint8 activations of x / s by ONNX Runtime's
     DynamicQuantizeLinear rule (range widened to 0, zero point rounded half to even), int64 sums."""
-    weight_peak = np.max([np.abs(w).max(axis=0) for w in group_weights], axis=0)  # torch layout [N, K]
+    weight_peak = np.abs(weight).max(axis=0)  # torch layout [N, K]: per input channel
     s = np.maximum(np.sqrt(np.maximum(peak, 1e-5) / np.maximum(weight_peak, 1e-5)), 1e-5)
     smoothed = weight * s[None, :]
     w_scale = np.abs(smoothed).max(axis=1) / 127
@@ -123,20 +123,20 @@ def test_the_rewritten_graph_computes_the_integer_arithmetic_of_its_formulas(lay
     from rag.int8.graph import quantize_linear_layers
 
     weights, biases, calibration = layers
-    model = quantize_linear_layers(two_group_model(weights, biases), {n: (weights[n], calibration[n]) for n in "abc"},
+    model = quantize_linear_layers(three_layer_model(weights, biases), {n: (weights[n], calibration[n]) for n in "abc"},
                                    lambda w, _gram: (round_to_nearest(w, row_scales(w)), row_scales(w)), signed)
     ops = [node.op_type for node in model.graph.node]
     assert ops.count("MatMulIntegerToFloat") == 3 and "MatMul" not in ops
-    assert ops.count("QuantizeLinear") == 2  # a and b share one quantized copy of x
+    assert ops.count("QuantizeLinear") == 3  # a and b read x, each with its own smoothing
     session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(5)
     x = rng.normal(size=(3, 7, 16)).astype(np.float32)
     x[..., 3] *= 8
     b, c = session.run(["b", "c"], {"x": x})
 
-    expected_b = oracle_linear(x, weights["b"], biases["b"], calibration["b"].peak, [weights["a"], weights["b"]])
-    a = oracle_linear(x, weights["a"], biases["a"], calibration["a"].peak, [weights["a"], weights["b"]])
-    expected_c = oracle_linear(np.maximum(a, 0), weights["c"], biases["c"], calibration["c"].peak, [weights["c"]])
+    expected_b = oracle_linear(x, weights["b"], biases["b"], calibration["b"].peak)
+    a = oracle_linear(x, weights["a"], biases["a"], calibration["a"].peak)
+    expected_c = oracle_linear(np.maximum(a, 0), weights["c"], biases["c"], calibration["c"].peak)
     np.testing.assert_allclose(b, expected_b, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(c, expected_c, rtol=1e-3, atol=1e-3)
     exact = np.maximum(x @ weights["a"].T + biases["a"], 0) @ weights["c"].T + biases["c"]
@@ -152,4 +152,4 @@ def test_a_layer_missing_from_the_graph_is_named(layers):
     weights, biases, _ = layers
     stranger = (np.random.default_rng(0).normal(size=(16, 16)), LayerInputs(np.ones(16), np.eye(16)))
     with pytest.raises(ValueError, match="stranger"):
-        quantize_linear_layers(two_group_model(weights, biases), {"stranger": stranger}, gptq, False)
+        quantize_linear_layers(three_layer_model(weights, biases), {"stranger": stranger}, gptq, False)
