@@ -32,7 +32,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 import numpy as np
 import openai
-from pydantic import Discriminator, Tag, model_serializer
+from pydantic import Discriminator, Tag, model_serializer, model_validator
 
 from rag.endpoints.clients import NO_KEY_PLACEHOLDER, ClientFactory, default_client_factory
 from rag.endpoints.keys import endpoint_api_key
@@ -40,9 +40,9 @@ from rag.endpoints.pool import all_or_nothing
 from rag.endpoints.retry import Backoff, RequestFailure, classify, retry_logger, retrying
 from rag.endpoints.settings import EndpointSettings
 from rag.errors import BenchError
-from rag.int8 import Int8Encoder
-from rag.int8 import identity as int8_identity
 from rag.models import load_sentence_transformer
+from rag.ort import OnnxEncoder
+from rag.ort import identity as onnx_identity
 from rag.registry import Registry
 from rag.secrets import Redactor
 from rag.validation import ConfigModel
@@ -55,24 +55,42 @@ log = logging.getLogger(__name__)
 class SentenceTransformersEmbedderConfig(ConfigModel):
     """The local sentence-transformers model (the dense retriever's ``model`` and ``device``).
 
-    ``precision``: ``float32`` runs the model as it is (on ``device``); ``int8`` runs its ONNX
-    Runtime int8 quantization on the CPU (:mod:`rag.int8`), with vectors kept apart in the
-    embedding store (their own identity)."""
+    ``precision``: ``float32`` runs the model as it is; ``int8`` runs its ONNX Runtime int8
+    quantization on the CPU (:mod:`rag.ort`), with vectors kept apart in the embedding store
+    (their own identity).
+
+    ``runtime``: what runs a float32 model: ``pytorch`` (the default; on ``device``) or
+    ``onnxruntime`` (its ONNX export on the CPU, :mod:`rag.ort`: the same function, so the same
+    store identity; docs/retrievers.md, "ONNX Runtime"). int8 always runs on ``onnxruntime``."""
 
     type: Literal["sentence_transformers"] = "sentence_transformers"
     precision: Literal["float32", "int8"] = "float32"
+    runtime: Literal["pytorch", "onnxruntime"] | None = None
+
+    @model_validator(mode="after")
+    def _int8_runs_on_onnxruntime(self) -> "SentenceTransformersEmbedderConfig":
+        if self.precision == "int8" and self.runtime == "pytorch":
+            raise ValueError("precision int8 runs on runtime onnxruntime only (leave runtime out or set it to onnxruntime)")
+        return self
+
+    @property
+    def on_onnxruntime(self) -> bool:
+        """Whether the model runs on ONNX Runtime (int8, or float32 with ``runtime: onnxruntime``)."""
+        return self.precision == "int8" or self.runtime == "onnxruntime"
 
     @model_serializer(mode="wrap")
-    def _float32_unsaid(self, handler) -> dict:
-        """float32 is left out of dumps, so run plans and cache keys written before ``precision``
-        existed stay valid."""
+    def _defaults_unsaid(self, handler) -> dict:
+        """float32 and an unset runtime are left out of dumps, so run plans and cache keys written
+        before ``precision`` and ``runtime`` existed stay valid."""
         data = handler(self)
         if self.precision == "float32":
             data.pop("precision", None)
+        if self.runtime is None:
+            data.pop("runtime", None)
         return data
 
     def identity(self, model: str) -> str:
-        return model if self.precision == "float32" else int8_identity(model)
+        return onnx_identity(model, self.precision)
 
 
 class OpenAIEmbedderConfig(EndpointSettings):
@@ -115,12 +133,12 @@ class SentenceTransformersEncoder:
 
     def __init__(self, config: SentenceTransformersEmbedderConfig, model: str, device: str):
         self.model, self.device = model, device
-        self.int8 = Int8Encoder(model) if config.precision == "int8" else None
+        self.onnx = OnnxEncoder(model, config.precision) if config.on_onnxruntime else None
 
     def use_model_cache(self, directory: Path) -> None:
-        """Where the int8 model is built and kept (``<cache_dir>/models``); float32 needs none."""
-        if self.int8 is not None:
-            self.int8.cache = directory
+        """Where the ONNX model is built and kept (``<cache_dir>/models``); PyTorch needs none."""
+        if self.onnx is not None:
+            self.onnx.cache = directory
 
     @cached_property
     def loaded(self):
@@ -129,13 +147,13 @@ class SentenceTransformersEncoder:
 
     @property
     def default_batch_size(self) -> int:
-        """:data:`CPU_BATCH_SIZE` when the model runs on CPU (int8 always does), :data:`GPU_BATCH_SIZE` elsewhere."""
-        return CPU_BATCH_SIZE if self.int8 is not None or self.loaded.device.type == "cpu" else GPU_BATCH_SIZE
+        """:data:`CPU_BATCH_SIZE` when the model runs on CPU (ONNX Runtime always does), :data:`GPU_BATCH_SIZE` elsewhere."""
+        return CPU_BATCH_SIZE if self.onnx is not None or self.loaded.device.type == "cpu" else GPU_BATCH_SIZE
 
     def encode(self, sentences: list[str], batch_size: int | None = None, **kwargs: Any) -> np.ndarray:
         """``batch_size`` None: :attr:`default_batch_size`."""
-        if self.int8 is not None:
-            return self.int8.encode(sentences, batch_size=batch_size or self.default_batch_size, **kwargs)
+        if self.onnx is not None:
+            return self.onnx.encode(sentences, batch_size=batch_size or self.default_batch_size, **kwargs)
         return self.loaded.encode(sentences, batch_size=batch_size or self.default_batch_size, **kwargs)
 
 

@@ -4,8 +4,9 @@
    8 texts on CPU) vs a bare ``SentenceTransformer.encode`` of the same texts (its defaults: batches
    of 32; and with our batch of 8) vs onnxruntime (MiniLM exported here with ``torch.onnx.export``,
    the same tokenizer, our batches and mean pooling), best of ``--repeats``; the vectors' largest
-   cosine distance to the bare encode's, and the exact top-10 overlap of the queries; and ours-int8
-   (``precision: int8``, :mod:`rag.int8`), with its speed ratios to the peers of the same run (rows
+   cosine distance to the bare encode's, and the exact top-10 overlap of the queries; ours on
+   onnxruntime (``runtime: onnxruntime``: float32, :mod:`rag.ort`) and ours-int8 (``precision:
+   int8``), with their speed ratios to the peers of the same run (rows
    alternate, so a change of load touches each alike). Then the limit: the encoder's FLOPs over these
    texts against this CPU's measured float32 matrix-product rate, and onnxruntime's float32 and int8
    (``MatMulInteger``) rates.
@@ -37,7 +38,7 @@ if __name__ == "__main__" and "--omp-wait-policy=default" in sys.argv:  # before
 import numpy as np
 
 from rag.embeddings import Embedder, EmbeddingStore
-from rag.int8.build import signed_products_are_exact
+from rag.ort.build import signed_products_are_exact
 from rag.encoders import SentenceTransformersEmbedderConfig, build_encoder
 from rag.retrievers import IndexStorage
 from rag.retrievers.dense import DenseParams, DenseRetriever
@@ -145,7 +146,7 @@ def matmul_peak(repeats: int = 5) -> dict[str, float]:
 
 def onnx_matmul_rates(repeats: int = 5) -> dict[str, tuple[float, float, float]]:
     """This CPU's float32 (``MatMul``) and int8 (``MatMulInteger``: uint8 activations x int8 weights,
-    and x uint8 weights, the int8 model's two weight formats: :mod:`rag.int8.build`) matrix-product
+    and x uint8 weights, the int8 model's two weight formats: :mod:`rag.ort.build`) matrix-product
     rates on onnxruntime, with the int8 encoder's thread settings, best of ``repeats`` (G operations/s;
     a multiply-add is 2), for
     MiniLM's largest product (a batch of 64 texts of 256 tokens times the 384 x 1536 feed-forward
@@ -156,7 +157,7 @@ def onnx_matmul_rates(repeats: int = 5) -> dict[str, tuple[float, float, float]]
     import onnxruntime
     from onnx import TensorProto, helper
 
-    from rag.int8.encoder import intra_op_threads
+    from rag.ort.encoder import intra_op_threads
 
     rng = np.random.default_rng(0)
     rates = {}
@@ -191,17 +192,21 @@ def onnx_matmul_rates(repeats: int = 5) -> dict[str, tuple[float, float, float]]
 
 def compare_throughput(encoder, texts: list[str], queries: list[str], repeats: int, model_cache: Path) -> None:
     """Best-of-``repeats`` time of a bare ``encode`` (its default batch, then ours), our Embedder with
-    an empty cache (float32, and int8 with its model built in ``model_cache``), onnxruntime."""
+    an empty cache (float32 on PyTorch and on onnxruntime, and int8, their ONNX models built in
+    ``model_cache``), onnxruntime."""
     import torch
 
     model, batch = encoder.loaded, encoder.default_batch_size
     int8 = build_encoder(SentenceTransformersEmbedderConfig(precision="int8"), MODEL, "cpu")
     int8.use_model_cache(model_cache)
+    on_onnxruntime = build_encoder(SentenceTransformersEmbedderConfig(runtime="onnxruntime"), MODEL, "cpu")
+    on_onnxruntime.use_model_cache(model_cache)
     with tempfile.TemporaryDirectory() as tmp:
         onnx = OnnxMiniLM(model, Path(tmp))
     model.encode(texts[:64], batch_size=64)  # warm-up (and the int8 model's build, once per cache)
     onnx.encode(texts[:64], batch)
     int8.encode(texts[:64])
+    on_onnxruntime.encode(texts[:64])
 
     def ours(over) -> np.ndarray:
         with tempfile.TemporaryDirectory() as tmp:  # an empty embedding cache every time
@@ -212,6 +217,7 @@ def compare_throughput(encoder, texts: list[str], queries: list[str], repeats: i
         f"bare, batch {batch}": lambda: model.encode(texts, batch_size=batch, normalize_embeddings=True, show_progress_bar=False),
         "ours": lambda: ours(encoder),
         "onnxruntime": lambda: onnx.encode(texts, batch),
+        "ours-ort": lambda: ours(on_onnxruntime),
         "ours-int8": lambda: ours(int8),
     }
     seconds: dict[str, list[float]] = {name: [] for name in runs}
@@ -237,6 +243,8 @@ def compare_throughput(encoder, texts: list[str], queries: list[str], repeats: i
     print(f"ours-int8 vs the same run's peers: {best['onnxruntime'] / best['ours-int8']:.2f}x onnxruntime float32 "
           f"(goal >= 1.5), {best['bare'] / best['ours-int8']:.2f}x bare (goal >= 2), {best['ours'] / best['ours-int8']:.2f}x "
           "ours float32; top-10 overlap with bare above (goal >= 0.98)")
+    print(f"ours-ort (runtime: onnxruntime, float32) vs the same run's peers: {best['onnxruntime'] / best['ours-ort']:.2f}x "
+          f"onnxruntime float32, {best['bare'] / best['ours-ort']:.2f}x bare, {best['ours'] / best['ours-ort']:.2f}x ours (PyTorch)")
     print(FASTEMBED_ROW)
     useful, computed = encoder_flops(model, texts, batch)
     peaks = matmul_peak()

@@ -73,9 +73,10 @@ class DenseParams(RetrieverParams):
     def _device_is_local(self) -> "DenseParams":
         if "device" in self.model_fields_set and self.embedder.type != "sentence_transformers":
             raise ValueError(f"device applies to the local embedder, not to embedder type {self.embedder.type!r}")
-        if getattr(self.embedder, "precision", None) == "int8" and self.device not in ("auto", "cpu"):
-            raise ValueError(f"embedder precision int8 runs on the CPU only, not on device {self.device!r} "
-                             "(set precision: float32 to use it)")
+        if getattr(self.embedder, "on_onnxruntime", False) and self.device not in ("auto", "cpu"):
+            setting, other = (("precision int8", "precision: float32") if self.embedder.precision == "int8"
+                              else ("runtime onnxruntime", "runtime: pytorch"))
+            raise ValueError(f"embedder {setting} runs on the CPU only, not on device {self.device!r} (set {other} to use it)")
         chroma_only = sorted({"mode", "host", "port", "hnsw"} & self.model_fields_set)
         if self.store.type != "chroma" and chroma_only:
             raise ValueError(f"{', '.join(chroma_only)} configure the Chroma store, not store type {self.store.type!r}")

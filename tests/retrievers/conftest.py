@@ -50,6 +50,24 @@ def minilm():
     return load_sentence_transformer("all-MiniLM-L6-v2", device="cpu")
 
 
+@pytest.fixture(scope="session")
+def onnx_encoder(tmp_path_factory):
+    """``onnx_encoder(precision)``: the real MiniLM on ONNX Runtime (``float32``: the export as it is;
+    ``int8``: its int8 build), each model built once per session in one temporary model cache."""
+    from rag.encoders import SentenceTransformersEmbedderConfig, SentenceTransformersEncoder
+
+    cache, encoders = tmp_path_factory.mktemp("models"), {}
+
+    def encoder(precision: str) -> SentenceTransformersEncoder:
+        if precision not in encoders:
+            config = SentenceTransformersEmbedderConfig(precision=precision, runtime="onnxruntime")
+            encoders[precision] = SentenceTransformersEncoder(config, "all-MiniLM-L6-v2", "cpu")
+            encoders[precision].use_model_cache(cache)
+        return encoders[precision]
+
+    return encoder
+
+
 class CountingEncoder:
     """Wraps the real model and records how many texts each ``encode`` call received."""
 

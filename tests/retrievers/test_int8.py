@@ -19,7 +19,7 @@ def test_precision_is_validated(embedder):
 
 
 def test_int8_on_a_gpu_device_is_a_config_error():
-    with pytest.raises(ValidationError, match="int8 runs on the CPU only"):
+    with pytest.raises(ValidationError, match="embedder precision int8 runs on the CPU only"):
         DenseParams(embedder={"precision": "int8"}, device="cuda")
     assert DenseParams(embedder={"precision": "int8"}, device="cpu").embedder.precision == "int8"
 
@@ -64,11 +64,9 @@ def test_fidelity_record_matches_a_brute_force_oracle(noise):
 
 
 @pytest.fixture(scope="session")
-def int8_encoder(tmp_path_factory) -> SentenceTransformersEncoder:
-    """The real MiniLM in int8 (exported and quantized once per session in a temporary model cache)."""
-    encoder = SentenceTransformersEncoder(SentenceTransformersEmbedderConfig(precision="int8"), "all-MiniLM-L6-v2", "cpu")
-    encoder.use_model_cache(tmp_path_factory.mktemp("models"))
-    return encoder
+def int8_encoder(onnx_encoder) -> SentenceTransformersEncoder:
+    """The real MiniLM in int8 (exported and quantized once per session)."""
+    return onnx_encoder("int8")
 
 
 @pytest.mark.slow
@@ -115,3 +113,23 @@ def test_int8_vs_float32_on_a_chunk_sample(int8_encoder, minilm, smoke_data, sto
     record = int8_vs_float32(retriever, {c.chunk_id: c.text for c in chunks}, questions[:15], k=5, seed=0, chunk_sample=30)
     assert (record["questions"], record["chunks"], record["k"]) == (15, 30, 5)
     assert record["top_k_overlap"] >= 0.8 and record["query_cosine_error_max"] < 0.01
+
+
+@pytest.mark.slow
+def test_calibration_is_deterministic_even_from_a_model_in_training_mode(smoke_data):
+    """torch.onnx.export leaves a module in the mode it found, and a new wrapper Module is in
+    training mode: calibrating with dropout on made every build a different model."""
+    from rag.models import load_sentence_transformer, load_tokenizer, resolve_embedding_model
+    from rag.ort.calibration import layer_inputs
+
+    model = load_sentence_transformer("all-MiniLM-L6-v2", "cpu")
+    tokenizer = load_tokenizer(resolve_embedding_model("all-MiniLM-L6-v2"))
+    texts = [chunk.text for chunk in smoke_data[0][:6]]
+    summaries = []
+    for _ in range(2):
+        model.train()
+        summaries.append(layer_inputs(model, tokenizer, texts))
+    assert not model.training
+    for name, first in summaries[0].items():
+        np.testing.assert_array_equal(first.peak, summaries[1][name].peak)
+        np.testing.assert_array_equal(first.gram, summaries[1][name].gram)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag.int8.build import signed_products_are_exact
-from rag.int8.calibration import LayerInputs
-from rag.int8.gptq import gptq, row_scales
+from rag.ort.build import signed_products_are_exact
+from rag.ort.calibration import LayerInputs
+from rag.ort.gptq import gptq, row_scales
 
 
 def round_to_nearest(weight: np.ndarray, scales: np.ndarray) -> np.ndarray:
@@ -82,7 +82,7 @@ def three_layer_model(weights: dict[str, np.ndarray], biases: dict[str, np.ndarr
 
 
 def oracle_linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, peak: np.ndarray) -> np.ndarray:
-    """The module docstring of rag.int8.graph, in numpy: smoothing s = sqrt(peak / max|W|) (alpha 0.5),
+    """The module docstring of rag.ort.graph, in numpy: smoothing s = sqrt(peak / max|W|) (alpha 0.5),
     round-to-nearest int8 weights of diag(s) W, per-row uint8 activations of x / s by ONNX Runtime's
     DynamicQuantizeLinear rule (range widened to 0, zero point rounded half to even), int64 sums."""
     weight_peak = np.abs(weight).max(axis=0)  # torch layout [N, K]: per input channel
@@ -120,7 +120,7 @@ def layers():
 def test_the_rewritten_graph_computes_the_integer_arithmetic_of_its_formulas(layers, signed):
     import onnxruntime
 
-    from rag.int8.graph import quantize_linear_layers
+    from rag.ort.graph import quantize_linear_layers
 
     weights, biases, calibration = layers
     model = quantize_linear_layers(three_layer_model(weights, biases), {n: (weights[n], calibration[n]) for n in "abc"},
@@ -147,7 +147,7 @@ def test_the_rewritten_graph_computes_the_integer_arithmetic_of_its_formulas(lay
 
 
 def test_a_layer_missing_from_the_graph_is_named(layers):
-    from rag.int8.graph import quantize_linear_layers
+    from rag.ort.graph import quantize_linear_layers
 
     weights, biases, _ = layers
     stranger = (np.random.default_rng(0).normal(size=(16, 16)), LayerInputs(np.ones(16), np.eye(16)))

@@ -1,9 +1,9 @@
-"""The int8 model (:mod:`rag.int8.build`) on ONNX Runtime's CPU provider, behind the
-sentence-transformers ``encode`` signature the :class:`rag.embeddings.Embedder` uses.
+"""The ONNX model (:mod:`rag.ort.build`: float32, or its int8 rewrite) on ONNX Runtime's CPU
+provider, behind the sentence-transformers ``encode`` signature the :class:`rag.embeddings.Embedder` uses.
 
-Vectors: the pooled embedding, L2-normalized (float32), as the float32 model's. Every token's
-activations are quantized alone (:mod:`rag.int8.graph`), so a text's vector does not depend on the
-texts that share its batch.
+Vectors: the pooled embedding, L2-normalized (float32), as the PyTorch model's. In the int8 model
+every token's activations are quantized alone (:mod:`rag.ort.graph`), so a text's vector does not
+depend on the texts that share its batch.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 
 from rag.errors import BenchError
-from rag.int8.build import MODEL_FILE, RECIPE, SETTINGS_FILE, quantized_model
 from rag.models import load_tokenizer, quiet_thread_pools, resolve_embedding_model
+from rag.ort.build import MODEL_FILE, RECIPE, SETTINGS_FILE, Precision, onnx_model
 
 
-def identity(model: str) -> str:
-    """The embedding store identity of ``model``'s int8 vectors: never the float32 one's."""
-    return f"{model}+int8:{RECIPE}"
+def identity(model: str, precision: Precision) -> str:
+    """The embedding store identity of ``model``'s vectors in ``precision``: the model's own for
+    float32 (the same function as the PyTorch model), never the float32 one's for int8."""
+    return model if precision == "float32" else f"{model}+int8:{RECIPE}"
 
 
 def intra_op_threads() -> int:
@@ -31,25 +32,26 @@ def intra_op_threads() -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
-class Int8Encoder:
-    """``model``'s int8 ONNX model on ONNX Runtime's CPU provider, built in ``cache`` (a directory, set
-    by the dense retriever before the first ``encode``: ``<cache_dir>/models``), loaded on first use.
+class OnnxEncoder:
+    """``model``'s ONNX model in ``precision`` on ONNX Runtime's CPU provider, built in ``cache`` (a
+    directory, set by the dense retriever before the first ``encode``: ``<cache_dir>/models``),
+    loaded on first use.
 
     Threads: one intra-op thread per CPU of the process, one inter-op thread, and idle threads sleep
     instead of spinning (``session.intra_op.allow_spinning`` 0), so they leave the cores to the other
     work of a shared machine (:func:`rag.models.quiet_thread_pools` is the same rule for OpenMP)."""
 
-    def __init__(self, model: str, cache: Path | None = None):
-        self.model, self.cache = model, cache
+    def __init__(self, model: str, precision: Precision, cache: Path | None = None):
+        self.model, self.precision, self.cache = model, precision, cache
 
     @cached_property
     def _session(self):
         if self.cache is None:
-            raise BenchError(f"int8 model of {self.model!r}: no cache directory to build it in")
+            raise BenchError(f"{self.precision} ONNX model of {self.model!r}: no cache directory to build it in")
         quiet_thread_pools()
         import onnxruntime
 
-        directory = quantized_model(self.model, self.cache)
+        directory = onnx_model(self.model, self.precision, self.cache)
         settings = json.loads((directory / SETTINGS_FILE).read_text(encoding="utf-8"))
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = intra_op_threads(), 1

@@ -1,11 +1,12 @@
-"""Building the int8 model of the local sentence-transformers model, once per cache, offline.
+"""Building the ONNX model of the local sentence-transformers model, once per cache, offline.
 
 The model (its whole sentence-transformers pipeline up to the pooled ``sentence_embedding``: the
 transformer, with its plain additive attention mask, and its pooling) is exported to ONNX with
-``torch.onnx.export``; it runs once on the calibration texts (:mod:`rag.int8.calibration`), and every
-linear layer is rewritten into an int8 product (:mod:`rag.int8.graph`: SmoothQuant, GPTQ weights,
-one activation scale per token). Why this recipe: docs/retrievers.md ("int8"), measured with
-``scripts/bench_dense.py``.
+``torch.onnx.export``: that is the float32 model (``runtime: onnxruntime``: the same function as the
+PyTorch model, measured cosine distance 1.2e-7). For ``precision: int8`` it also runs once on the
+calibration texts (:mod:`rag.ort.calibration`), and every linear layer is rewritten into an int8
+product (:mod:`rag.ort.graph`: SmoothQuant, GPTQ weights, one activation scale per token). Why this
+recipe: docs/retrievers.md ("int8"), measured with ``scripts/bench_dense.py``.
 
 **Exact products on every CPU.** The integer sums of the rewritten model are exact, so its vectors are
 the same math wherever it runs. ONNX Runtime multiplies uint8 activations by *int8* weights with
@@ -18,8 +19,8 @@ model, not the vectors.
 
 The build runs in a temporary directory renamed into place (atomic: a model directory is whole or
 absent) under a lock, so concurrent runs build it once; its directory under ``<cache_dir>/models/``
-is keyed by the sha256 of the model's files, :data:`RECIPE`, the weight format and the
-torch/onnx/onnxruntime versions (:func:`quantized_model`).
+is keyed by the sha256 of the model's files, the precision (for int8: :data:`RECIPE` and the weight
+format) and the torch/onnx/onnxruntime versions (:func:`onnx_model`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import platform
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Literal
 
 from rag.errors import BenchError
 from rag.io_utils import atomic_write_json, sha256_file, sha256_text
@@ -39,10 +41,12 @@ from rag.models import load_tokenizer, resolve_embedding_model
 
 log = logging.getLogger(__name__)
 
-#: What the quantization does (keys the cached model and, through :func:`rag.int8.identity`, the
+#: What the quantization does (keys the cached model and, through :func:`rag.ort.identity`, the
 #: vectors): a change to the export, the calibration or the quantization must change it.
 RECIPE = "smoothquant0.5-per-layer-gptq-int8-per-token-uint8"
-ONNX_OPSET = 17  # of the export; the rewrite converts it to rag.int8.graph.OPSET
+#: The two models: the export as it is, and its int8 rewrite.
+Precision = Literal["float32", "int8"]
+ONNX_OPSET = 17  # of the export; the rewrite converts it to rag.ort.graph.OPSET
 MODEL_FILE, SETTINGS_FILE = "model.onnx", "encoder.json"
 #: x86 CPU flags whose int8 products sum in 32 bits (VNNI, AMX): int8 weights are exact there.
 EXACT_SIGNED_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
@@ -69,43 +73,46 @@ def model_files_hash(directory: Path) -> str:
     return sha256_text(json.dumps([[str(path.relative_to(directory)), sha256_file(path)] for path in files]))
 
 
-def quantized_model(model: str, cache: Path) -> Path:
-    """The directory of ``model``'s int8 ONNX model under ``cache`` (built first when absent)."""
+def onnx_model(model: str, precision: Precision, cache: Path) -> Path:
+    """The directory of ``model``'s ONNX model in ``precision`` under ``cache`` (built first when absent)."""
     import onnx
     import onnxruntime
     import torch
 
     source = Path(resolve_embedding_model(model))
     if not source.is_dir():
-        raise BenchError(f"precision int8 needs the embedding model {model!r} as a local directory "
+        raise BenchError(f"the {precision} ONNX model needs the embedding model {model!r} as a local directory "
                          f"(a packaged model or a path); {str(source)!r} is not one")
-    signed = signed_products_are_exact()
-    key = sha256_text(json.dumps({"files": model_files_hash(source), "recipe": RECIPE, "opset": ONNX_OPSET,
-                                  "signed_weights": signed, "torch": torch.__version__, "onnx": onnx.__version__,
+    signed = precision == "int8" and signed_products_are_exact()
+    int8 = {"recipe": RECIPE, "signed_weights": signed} if precision == "int8" else {}
+    key = sha256_text(json.dumps({"files": model_files_hash(source), **int8, "opset": ONNX_OPSET,
+                                  "torch": torch.__version__, "onnx": onnx.__version__,
                                   "onnxruntime": onnxruntime.__version__}))[:24]
-    target = cache / f"int8-{key}"
+    target = cache / f"{precision}-{key}"
     if (target / MODEL_FILE).is_file():
         return target
     cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / f"int8-{key}.lock", "w") as lock:
+    with open(cache / f"{precision}-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (target / MODEL_FILE).is_file():  # another process may have built it meanwhile
-            log.info("building the int8 model of %s in %s (once, about a minute)", model, target)
+            log.info("building the %s ONNX model of %s in %s (once, %s)", precision, model, target,
+                     "about a minute" if precision == "int8" else "seconds")
             with tempfile.TemporaryDirectory(dir=cache, prefix=".building-") as building:
-                build(model, Path(building) / "model", signed)
+                build(model, Path(building) / "model", precision, signed)
                 os.replace(Path(building) / "model", target)
     return target
 
 
-def build(model: str, directory: Path, signed_weights: bool) -> None:
-    """Export the pooled sentence-transformers model to ONNX, calibrate, quantize, write its settings."""
+def build(model: str, directory: Path, precision: Precision, signed_weights: bool = False) -> None:
+    """Export the pooled sentence-transformers model to ONNX (for int8: calibrate and quantize it),
+    write its settings."""
     import onnx
     import torch
 
-    from rag.int8.calibration import calibration_texts, layer_inputs
-    from rag.int8.gptq import gptq
-    from rag.int8.graph import quantize_linear_layers
     from rag.models import load_sentence_transformer
+    from rag.ort.calibration import calibration_texts, layer_inputs
+    from rag.ort.gptq import gptq
+    from rag.ort.graph import quantize_linear_layers
 
     directory.mkdir()
     st = load_sentence_transformer(model, "cpu").eval()
@@ -122,18 +129,22 @@ def build(model: str, directory: Path, signed_weights: bool) -> None:
         def forward(self, *inputs):
             return self.modules_(dict(zip(names, inputs)))["sentence_embedding"]
 
-    float32, pooled, inputs = directory / "float32.onnx", Pooled(), tuple(example[name] for name in names)
+    # eval: torch.onnx.export restores the module's own mode afterwards, and a new Module is in training mode
+    float32, pooled, inputs = directory / "float32.onnx", Pooled().eval(), tuple(example[name] for name in names)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tracer's notes on Python-side shape checks: not the user's concern
         dimension = pooled(*inputs).shape[-1]
         torch.onnx.export(pooled, inputs, str(float32), input_names=names,
                           output_names=["embedding"], opset_version=ONNX_OPSET, dynamo=False,
                           dynamic_axes={**{name: {0: "batch", 1: "tokens"} for name in names}, "embedding": {0: "batch"}})
-    summaries = layer_inputs(st, tokenizer, calibration_texts())
-    layers = {name: (module.weight.detach().numpy().copy(), summaries[name])
-              for name, module in st.named_modules() if name in summaries}
-    onnx.save(quantize_linear_layers(onnx.load(str(float32)), layers, gptq, signed_weights), str(directory / MODEL_FILE))
-    float32.unlink()
+    if precision == "int8":
+        summaries = layer_inputs(st, tokenizer, calibration_texts())
+        layers = {name: (module.weight.detach().numpy().copy(), summaries[name])
+                  for name, module in st.named_modules() if name in summaries}
+        onnx.save(quantize_linear_layers(onnx.load(str(float32)), layers, gptq, signed_weights), str(directory / MODEL_FILE))
+        float32.unlink()
+    else:
+        float32.rename(directory / MODEL_FILE)
+    int8 = {"recipe": RECIPE, "signed_weights": signed_weights} if precision == "int8" else {}
     atomic_write_json(directory / SETTINGS_FILE, {"inputs": names, "max_seq_length": st.max_seq_length,
-                                                  "dimension": dimension, "recipe": RECIPE,
-                                                  "signed_weights": signed_weights})
+                                                  "dimension": dimension, "precision": precision, **int8})

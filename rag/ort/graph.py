@@ -5,13 +5,13 @@ For every ``MatMul`` whose second input is a weight ``W`` [K, N] (a ``torch.nn.L
 read the same input (a transformer layer's query, key and value): one smoothing shared by the three
 (SmoothQuant's choice where it folds ``s`` into a LayerNorm, which BERT's post-norm residual forbids)
 left the mean cosine error to float32 at 3.6e-4 instead of 2.9e-4 and the top-10 overlap at 0.977
-instead of 0.983 (``scripts/bench_dense.py``; docs/retrievers.md, "int8"), for 4.5% less time.
+instead of 0.982 (``scripts/bench_dense.py``; docs/retrievers.md, "int8"), for 4.5% less time.
 
 1. **Smoothing** (SmoothQuant, Xiao et al. 2023): per input channel ``s_k = peak_k^α / w_k^(1-α)``,
-   ``peak_k`` = the calibration ``max |x_k|`` (:mod:`rag.int8.calibration`), ``w_k`` = the layer's
+   ``peak_k`` = the calibration ``max |x_k|`` (:mod:`rag.ort.calibration`), ``w_k`` = the layer's
    largest ``|W[k, :]|``, α = :data:`ALPHA`. ``x W = (x / s)(diag(s) W)``: dividing the activations moves
    their outlier channels' range into the weights, where a per-channel grid absorbs it.
-2. **Weights**: ``diag(s) W`` rounded to int8 by GPTQ (:mod:`rag.int8.gptq`) against the smoothed
+2. **Weights**: ``diag(s) W`` rounded to int8 by GPTQ (:mod:`rag.ort.gptq`) against the smoothed
    calibration inputs' ``Xᵀ X``, symmetric, one scale per output column.
 3. **Activations**, per call and per token (each row of ``x / s`` alone, never the batch as a
    whole): uint8, ``scale = (max(hi, 0) - min(lo, 0)) / 255`` and ``zp = round(-min(lo, 0) / scale)``
@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from rag.int8.calibration import LayerInputs
+from rag.ort.calibration import LayerInputs
 
 #: SmoothQuant's migration strength (chosen by measurement: docs/retrievers.md, "int8").
 ALPHA = 0.5
@@ -48,7 +48,7 @@ def smoothing(peak: np.ndarray, weight: np.ndarray, alpha: float = ALPHA) -> np.
 def weight_codes(codes: np.ndarray, signed: bool) -> tuple[np.ndarray, np.ndarray]:
     """The stored weights [K, N] of int8 ``codes`` [N, K] and their zero point: the codes as int8
     (zero point 0), or as uint8 ``code + 128`` (zero point 128) where ``signed`` is False (the same
-    values, multiplied exactly on CPUs whose uint8 x int8 products saturate: :mod:`rag.int8.build`)."""
+    values, multiplied exactly on CPUs whose uint8 x int8 products saturate: :mod:`rag.ort.build`)."""
     if signed:
         return np.ascontiguousarray(codes.T), np.array(0, np.int8)
     return np.ascontiguousarray((codes.T.astype(np.int16) + 128).astype(np.uint8)), np.array(128, np.uint8)

@@ -41,7 +41,8 @@ def calibration_texts(count: int = CALIBRATION_TEXTS, seed: int = CALIBRATION_SE
 
 def layer_inputs(sentence_transformer, tokenizer, texts: list[str]) -> dict[str, LayerInputs]:
     """Every ``nn.Linear`` of ``sentence_transformer`` that runs on each token (by module name) -> its
-    :class:`LayerInputs` over ``texts``, the model in float32 on the CPU, padding tokens left out."""
+    :class:`LayerInputs` over ``texts``, the model in float32 on the CPU and in eval mode (it is put
+    there: dropout would make every build another model), padding tokens left out."""
     import torch
 
     summaries: dict[str, LayerInputs] = {}
@@ -60,6 +61,7 @@ def layer_inputs(sentence_transformer, tokenizer, texts: list[str]) -> dict[str,
                 summaries[name] = LayerInputs(peak, gram)
         return hook
 
+    sentence_transformer.eval()  # no dropout: the same texts give the same summaries (and the same model)
     hooks = [module.register_forward_pre_hook(record(name)) for name, module in sentence_transformer.named_modules()
              if isinstance(module, torch.nn.Linear)]
     ordered = sorted(texts, key=len, reverse=True)

@@ -1,0 +1,56 @@
+"""runtime: onnxruntime for the local embedder at float32: validation, the same vectors as the PyTorch
+model on bundled texts (the oracle: sentence-transformers itself), and one store identity with it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from rag.retrievers.dense import DenseParams, DenseRetriever
+
+
+@pytest.mark.parametrize("runtime", ["onnx", "ONNXRUNTIME", "torch", 1])
+def test_runtime_is_validated(runtime):
+    with pytest.raises(ValidationError, match="runtime"):
+        DenseParams(embedder={"runtime": runtime})
+
+
+def test_int8_on_pytorch_and_onnxruntime_on_a_gpu_are_config_errors():
+    with pytest.raises(ValidationError, match="precision int8 runs on runtime onnxruntime only"):
+        DenseParams(embedder={"precision": "int8", "runtime": "pytorch"})
+    with pytest.raises(ValidationError, match="embedder runtime onnxruntime runs on the CPU only, not on device 'cuda'"):
+        DenseParams(embedder={"runtime": "onnxruntime"}, device="cuda")
+    assert DenseParams(embedder={"precision": "int8", "runtime": "onnxruntime"}).embedder.on_onnxruntime
+    assert not DenseParams(embedder={"runtime": "pytorch"}, device="cuda").embedder.on_onnxruntime
+
+
+def test_float32_on_onnxruntime_shares_the_store_identity_and_dumps_its_runtime():
+    pytorch, onnxruntime = DenseParams(), DenseParams(embedder={"runtime": "onnxruntime"})
+    assert onnxruntime.identity() == pytorch.identity() == "all-MiniLM-L6-v2"
+    assert pytorch.model_dump()["embedder"] == {"type": "sentence_transformers"}  # as before runtime existed
+    assert onnxruntime.model_dump()["embedder"] == {"type": "sentence_transformers", "runtime": "onnxruntime"}
+
+
+@pytest.mark.slow
+def test_onnxruntime_float32_vectors_are_the_pytorch_vectors(onnx_encoder, minilm, smoke_data):
+    chunks, questions = smoke_data
+    onnx_float32 = onnx_encoder("float32")
+    texts = [chunk.text for chunk in chunks[:40]] + questions[:20]
+    onnx = onnx_float32.encode(texts, normalize_embeddings=True)
+    pytorch = minilm.encode(texts, batch_size=8, convert_to_numpy=True, normalize_embeddings=True)
+    assert onnx.dtype == np.float32 and onnx.shape == pytorch.shape
+    cosines = np.sum(onnx.astype(float) * pytorch, axis=1)
+    assert 1 - cosines.min() < 1e-6, 1 - cosines.min()
+    np.testing.assert_allclose(onnx, pytorch, atol=2e-5)
+
+
+@pytest.mark.slow
+def test_onnxruntime_float32_reads_the_vectors_pytorch_stored(onnx_encoder, minilm, smoke_data, storage):
+    chunks = smoke_data[0][:12]
+    pytorch = DenseRetriever("dense", DenseParams(search="exact"), encoder=minilm)
+    pytorch.index(chunks, storage)
+    onnx = DenseRetriever("dense", DenseParams(search="exact", embedder={"runtime": "onnxruntime"}), encoder=onnx_encoder("float32"))
+    onnx.index(chunks, storage)
+    assert onnx.embedder.texts_encoded == 0  # the same function: the float32 store serves it
+    assert np.array_equal(onnx.embedded()[1], pytorch.embedded()[1])
