@@ -38,8 +38,8 @@ if __name__ == "__main__" and "--omp-wait-policy=default" in sys.argv:  # before
 import numpy as np
 
 from rag.embeddings import Embedder, EmbeddingStore
-from rag.ort.build import signed_products_are_exact
 from rag.encoders import SentenceTransformersEmbedderConfig, build_encoder
+from rag.ort.build import signed_products_are_exact
 from rag.retrievers import IndexStorage
 from rag.retrievers.dense import DenseParams, DenseRetriever
 

@@ -67,6 +67,12 @@ def signed_products_are_exact(cpuinfo: str | None = None) -> bool:
     return any(flag in flags for flag in EXACT_SIGNED_FLAGS)
 
 
+def quantization(precision: Precision, signed_weights: bool) -> dict:
+    """What the model's quantization is, for its cache key and its settings file: for int8 the
+    :data:`RECIPE` and the weight format, for float32 nothing."""
+    return {"recipe": RECIPE, "signed_weights": signed_weights} if precision == "int8" else {}
+
+
 def model_files_hash(directory: Path) -> str:
     """sha256 over the model directory's files (relative path and content hash, sorted by path)."""
     files = sorted(path for path in directory.rglob("*") if path.is_file())
@@ -84,8 +90,7 @@ def onnx_model(model: str, precision: Precision, cache: Path) -> Path:
         raise BenchError(f"the {precision} ONNX model needs the embedding model {model!r} as a local directory "
                          f"(a packaged model or a path); {str(source)!r} is not one")
     signed = precision == "int8" and signed_products_are_exact()
-    int8 = {"recipe": RECIPE, "signed_weights": signed} if precision == "int8" else {}
-    key = sha256_text(json.dumps({"files": model_files_hash(source), **int8, "opset": ONNX_OPSET,
+    key = sha256_text(json.dumps({"files": model_files_hash(source), **quantization(precision, signed), "opset": ONNX_OPSET,
                                   "torch": torch.__version__, "onnx": onnx.__version__,
                                   "onnxruntime": onnxruntime.__version__}))[:24]
     target = cache / f"{precision}-{key}"
@@ -129,8 +134,7 @@ def build(model: str, directory: Path, precision: Precision, signed_weights: boo
         def forward(self, *inputs):
             return self.modules_(dict(zip(names, inputs)))["sentence_embedding"]
 
-    # eval: torch.onnx.export restores the module's own mode afterwards, and a new Module is in training mode
-    float32, pooled, inputs = directory / "float32.onnx", Pooled().eval(), tuple(example[name] for name in names)
+    float32, pooled, inputs = directory / "float32.onnx", Pooled(), tuple(example[name] for name in names)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tracer's notes on Python-side shape checks: not the user's concern
         dimension = pooled(*inputs).shape[-1]
@@ -145,6 +149,6 @@ def build(model: str, directory: Path, precision: Precision, signed_weights: boo
         float32.unlink()
     else:
         float32.rename(directory / MODEL_FILE)
-    int8 = {"recipe": RECIPE, "signed_weights": signed_weights} if precision == "int8" else {}
     atomic_write_json(directory / SETTINGS_FILE, {"inputs": names, "max_seq_length": st.max_seq_length,
-                                                  "dimension": dimension, "precision": precision, **int8})
+                                                  "dimension": dimension, "precision": precision,
+                                                  **quantization(precision, signed_weights)})

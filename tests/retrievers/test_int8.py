@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from rag.encoders import SentenceTransformersEmbedderConfig, SentenceTransformersEncoder
+from rag.encoders import SentenceTransformersEncoder
 from rag.retrievers.dense import DenseParams, DenseRetriever
 from rag.retrievers.precision_fidelity import fidelity_record, int8_vs_float32
 
