@@ -177,8 +177,9 @@ def onnx_matmul_rates(repeats: int = 5) -> dict[str, tuple[float, float, float]]
                                       [onnx.numpy_helper.from_array(b, "b")])
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = intra_op_threads()
-            session = onnxruntime.InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-                                                   .SerializeToString(), options, providers=["CPUExecutionProvider"])
+            opsets = [helper.make_opsetid("", 17)]  # and its IR version: an older onnxruntime refuses a newer one
+            model = helper.make_model(graph, opset_imports=opsets, ir_version=helper.find_min_ir_version_for(opsets))
+            session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
             session.run(None, {"a": a})
             seconds = float("inf")
             for _ in range(repeats):

@@ -136,5 +136,8 @@ def quantize_linear_layers(model, layers: Mapping[str, tuple[np.ndarray, LayerIn
     graph.initializer.extend(kept + constants)
     if not any(opset.domain == "com.microsoft" for opset in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    # The IR version of the opsets (onnx's table), not the input's, which the converter keeps: an
+    # older one is invalid for opset 21, and onnx's newest is refused by an older onnxruntime.
+    model.ir_version = helper.find_min_ir_version_for(model.opset_import, ignore_unknown=True)
     onnx.checker.check_model(model)
     return model
