@@ -40,7 +40,7 @@ from rag.endpoints.pool import all_or_nothing
 from rag.endpoints.retry import Backoff, RequestFailure, classify, retry_logger, retrying
 from rag.endpoints.settings import EndpointSettings
 from rag.errors import BenchError
-from rag.models import load_sentence_transformer
+from rag.models import load_sentence_transformer, resolve_device, resolve_embedding_model
 from rag.ort import OnnxEncoder
 from rag.ort import identity as onnx_identity
 from rag.registry import Registry
@@ -59,9 +59,10 @@ class SentenceTransformersEmbedderConfig(ConfigModel):
     quantization on the CPU (:mod:`rag.ort`), with vectors kept apart in the embedding store
     (their own identity).
 
-    ``runtime``: what runs a float32 model: ``pytorch`` (the default; on ``device``) or
-    ``onnxruntime`` (its ONNX export on the CPU, :mod:`rag.ort`: the same function, so the same
-    store identity; docs/retrievers.md, "ONNX Runtime"). int8 always runs on ``onnxruntime``."""
+    ``runtime``: what runs a float32 model: ``pytorch`` (on ``device``), ``onnxruntime`` (its ONNX
+    export on the CPU, :mod:`rag.ort`: the same function, so the same store identity;
+    docs/retrievers.md, "ONNX Runtime"), or unset: :func:`runs_on_onnxruntime` chooses (ONNX Runtime
+    on the CPU, PyTorch on a GPU). int8 always runs on ``onnxruntime``."""
 
     type: Literal["sentence_transformers"] = "sentence_transformers"
     precision: Literal["float32", "int8"] = "float32"
@@ -75,7 +76,8 @@ class SentenceTransformersEmbedderConfig(ConfigModel):
 
     @property
     def on_onnxruntime(self) -> bool:
-        """Whether the model runs on ONNX Runtime (int8, or float32 with ``runtime: onnxruntime``)."""
+        """Whether the config asks for ONNX Runtime (int8, or float32 with ``runtime: onnxruntime``);
+        with ``runtime`` unset, :func:`runs_on_onnxruntime` decides by device and model."""
         return self.precision == "int8" or self.runtime == "onnxruntime"
 
     @model_serializer(mode="wrap")
@@ -127,17 +129,39 @@ CPU_BATCH_SIZE, GPU_BATCH_SIZE = 8, 64
 ENDPOINT_BATCH_SIZE = 64
 
 
+def runs_on_onnxruntime(config: SentenceTransformersEmbedderConfig, model: str, device: str) -> bool:
+    """Whether ``model`` runs on ONNX Runtime: where the config asks for it (int8, ``runtime:
+    onnxruntime``), and with ``runtime`` unset where the model is a local directory (the packaged
+    MiniLM, a path: what the export reads) and ``device`` resolves to the CPU. There ONNX Runtime
+    computes the same vectors as PyTorch, 1.30x faster in ``scripts/bench_dense.py`` (docs/retrievers.md,
+    "ONNX Runtime, float32"); a GPU, or a model known only by its hub name, runs on PyTorch."""
+    if config.on_onnxruntime:
+        return True
+    if config.runtime == "pytorch":
+        return False
+    return Path(resolve_embedding_model(model)).is_dir() and resolve_device(device) == "cpu"
+
+
 @ENCODERS.register("sentence_transformers")
 class SentenceTransformersEncoder:
-    """Loads the sentence-transformers model on the first ``encode`` call (cached runs never do)."""
+    """Loads the sentence-transformers model, or builds and loads its ONNX model, on the first
+    ``encode`` call (cached runs never do); which runs it: :func:`runs_on_onnxruntime`, decided then."""
 
     def __init__(self, config: SentenceTransformersEmbedderConfig, model: str, device: str):
-        self.model, self.device = model, device
-        self.onnx = OnnxEncoder(model, config.precision) if config.on_onnxruntime else None
+        self.config, self.model, self.device = config, model, device
+        self._model_cache: Path | None = None
+
+    @cached_property
+    def onnx(self) -> OnnxEncoder | None:
+        """The ONNX Runtime encoder, or None where PyTorch runs the model."""
+        if not runs_on_onnxruntime(self.config, self.model, self.device):
+            return None
+        return OnnxEncoder(self.model, self.config.precision, self._model_cache)
 
     def use_model_cache(self, directory: Path) -> None:
         """Where the ONNX model is built and kept (``<cache_dir>/models``); PyTorch needs none."""
-        if self.onnx is not None:
+        self._model_cache = directory
+        if "onnx" in self.__dict__ and self.onnx is not None:
             self.onnx.cache = directory
 
     @cached_property

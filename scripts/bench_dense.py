@@ -283,7 +283,7 @@ def main() -> None:
         chunks = random.Random(0).sample(chunks, min(args.corpus_size, len(chunks)))
     queries = sample_queries(questions, chunks, args.queries)
     texts = [chunk.text for chunk in chunks]
-    encoder = build_encoder(SentenceTransformersEmbedderConfig(), MODEL, args.device)
+    encoder = build_encoder(SentenceTransformersEmbedderConfig(runtime="pytorch"), MODEL, args.device)  # "ours": on PyTorch
     model = encoder.loaded
     print(f"corpus: {len(chunks)} chunks; {len(queries)} queries; device {model.device}")
 
@@ -291,7 +291,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             # on the CPU whatever --device says: the onnxruntime and int8 rows run on the CPU only, and
             # every row is compared with the bare model on the same processor
-            on_cpu = encoder if model.device.type == "cpu" else build_encoder(SentenceTransformersEmbedderConfig(), MODEL, "cpu")
+            on_cpu = encoder if model.device.type == "cpu" else build_encoder(SentenceTransformersEmbedderConfig(runtime="pytorch"), MODEL, "cpu")
             compare_throughput(on_cpu, texts, queries, args.repeats, (args.cache_dir or Path(tmp)) / "models")
     if args.throughput_only:
         return

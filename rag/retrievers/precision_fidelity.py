@@ -58,14 +58,15 @@ def int8_vs_float32(retriever: DenseRetriever, chunk_text: Mapping[str, str], qu
                     k: int, seed: int, chunk_sample: int = CHUNK_SAMPLE) -> dict:
     """:func:`fidelity_record` of an indexed int8 ``retriever`` on ``questions`` and a ``seed``-ed
     sample of ``chunk_sample`` of its chunks (``chunk_text``: every chunk's text by id). The float32
-    reference is the model as it is, on PyTorch (``runtime`` unset)."""
+    reference is the model as it is, on PyTorch (``runtime: pytorch``; the same vectors as on ONNX
+    Runtime, so the store's float32 vectors serve either way)."""
     if retriever.embedder is None or retriever.embedder.store is None:
         raise BenchError(f"retriever {retriever.name!r}: precision fidelity measured before index()")
     ids, vectors = retriever.embedded()
     rows = sorted(random.Random(seed).sample(range(len(ids)), min(chunk_sample, len(ids))))
     sampled = [ids[row] for row in rows]
     float32_params = retriever.params.model_copy(
-        update={"embedder": retriever.params.embedder.model_copy(update={"precision": "float32", "runtime": None})})
+        update={"embedder": retriever.params.embedder.model_copy(update={"precision": "float32", "runtime": "pytorch"})})
     float32 = Embedder(build_encoder(float32_params.embedder, float32_params.model, float32_params.device),
                        EmbeddingStore.for_model(retriever.embedder.store.directory.parent, float32_params.identity()),
                        batch_size=float32_params.batch_size, texts_per_call=float32_params.shard_size)

@@ -3,6 +3,8 @@ model on bundled texts (the oracle: sentence-transformers itself), and one store
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from pydantic import ValidationError
@@ -54,3 +56,29 @@ def test_onnxruntime_float32_reads_the_vectors_pytorch_stored(onnx_encoder, mini
     onnx.index(chunks, storage)
     assert onnx.embedder.texts_encoded == 0  # the same function: the float32 store serves it
     assert np.array_equal(onnx.embedded()[1], pytorch.embedded()[1])
+
+
+@pytest.mark.parametrize(("runtime", "model", "device", "expected"), [
+    (None, "all-MiniLM-L6-v2", "cpu", True),  # the packaged model on the CPU: onnxruntime
+    (None, "all-MiniLM-L6-v2", "cuda", False),  # a GPU: PyTorch
+    (None, "nobody/a-model-known-only-by-its-hub-name", "cpu", False),  # no local directory to export
+    ("pytorch", "all-MiniLM-L6-v2", "cpu", False),
+    ("onnxruntime", "all-MiniLM-L6-v2", "cpu", True),
+])
+def test_an_unset_runtime_runs_onnxruntime_on_the_cpu_for_a_local_model(runtime, model, device, expected):
+    from rag.encoders import SentenceTransformersEmbedderConfig, SentenceTransformersEncoder, runs_on_onnxruntime
+
+    config = SentenceTransformersEmbedderConfig(runtime=runtime)
+    assert runs_on_onnxruntime(config, model, device) is expected
+    encoder = SentenceTransformersEncoder(config, model, device)
+    encoder.use_model_cache(Path("/nonexistent/models"))  # nothing is built before the first encode
+    assert (encoder.onnx is not None) is expected
+    if expected:
+        assert encoder.onnx.cache == Path("/nonexistent/models")
+
+
+def test_a_local_model_directory_runs_on_onnxruntime_too(tmp_path):
+    from rag.encoders import SentenceTransformersEmbedderConfig, runs_on_onnxruntime
+
+    assert runs_on_onnxruntime(SentenceTransformersEmbedderConfig(), str(tmp_path), "cpu")
+    assert not runs_on_onnxruntime(SentenceTransformersEmbedderConfig(), str(tmp_path / "missing"), "cpu")

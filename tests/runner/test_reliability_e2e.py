@@ -109,9 +109,14 @@ def test_planted_api_key_appears_in_no_output(
     assert stand_in.stats.faults["echo_auth_500"] >= 1  # the server did echo the key back
 
 
-def test_ctrl_c_mid_generation_then_resume_equals_an_uninterrupted_run(
-    tmp_path: Path, stand_in: StandInServer
-) -> None:
+def test_ctrl_c_mid_generation_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    # answers slow enough (0.25 s each, 44 of them) that the interrupt lands mid-generation on a loaded machine
+    # too: with the shared 0.05 s stand-in one full-suite run saw the run finish before its SIGINT
+    with StandInServer(StandInSettings(latency_s=0.25)) as stand_in:
+        interrupted_then_resumed_equals_uninterrupted(tmp_path, stand_in)
+
+
+def interrupted_then_resumed_equals_uninterrupted(tmp_path: Path, stand_in: StandInServer) -> None:
     corpus, questions = write_tiny_dataset(
         tmp_path / "data",
         [],
