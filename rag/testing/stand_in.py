@@ -152,6 +152,8 @@ class _Handler(BaseHTTPRequestHandler):
         fault = owner.choose_fault(user_text)
         if owner.stats.completions_requests == owner.settings.crash_on_completion:
             os.kill(os.getpid(), signal.SIGSEGV)
+            while True:  # the kernel may hand the signal to another thread: this one never answers
+                time.sleep(1)
         time.sleep(owner.settings.latency_s)
         self._respond(fault, request, user_text)
 
