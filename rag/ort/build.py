@@ -20,7 +20,10 @@ model, not the vectors.
 The build runs in a temporary directory renamed into place (atomic: a model directory is whole or
 absent) under a lock, so concurrent runs build it once; its directory under ``<cache_dir>/models/``
 is keyed by the sha256 of the model's files, the precision (for int8: :data:`RECIPE` and the weight
-format) and the torch/onnx/onnxruntime versions (:func:`onnx_model`).
+format) and the torch/onnx/onnxruntime versions (:func:`onnx_model`). Since the key names everything
+the model is built from, any number of caches may share one model directory: the environment
+variable :data:`MODEL_CACHE_ENV` names one for every run (:func:`model_cache`), so a second project,
+or a fresh ``cache_dir``, reuses the models built before instead of exporting them again.
 """
 
 from __future__ import annotations
@@ -50,6 +53,15 @@ ONNX_OPSET = 17  # of the export; the rewrite converts it to rag.ort.graph.OPSET
 MODEL_FILE, SETTINGS_FILE = "model.onnx", "encoder.json"
 #: x86 CPU flags whose int8 products sum in 32 bits (VNNI, AMX): int8 weights are exact there.
 EXACT_SIGNED_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
+#: Environment variable naming a model directory that every cache shares (:func:`model_cache`).
+MODEL_CACHE_ENV = "RAG_BENCH_MODEL_CACHE"
+
+
+def model_cache(own: Path, environ: dict[str, str] | None = None) -> Path:
+    """Where the ONNX models are built and read: the directory :data:`MODEL_CACHE_ENV` names when it
+    is set and not empty (``~`` expanded), else ``own`` (the run's ``<cache_dir>/models``)."""
+    shared = (os.environ if environ is None else environ).get(MODEL_CACHE_ENV, "").strip()
+    return Path(shared).expanduser() if shared else own
 
 
 def signed_products_are_exact(cpuinfo: str | None = None) -> bool:

@@ -18,7 +18,7 @@ import numpy as np
 
 from rag.errors import BenchError
 from rag.models import load_tokenizer, quiet_thread_pools, resolve_embedding_model
-from rag.ort.build import MODEL_FILE, RECIPE, SETTINGS_FILE, Precision, onnx_model
+from rag.ort.build import MODEL_FILE, RECIPE, SETTINGS_FILE, Precision, model_cache, onnx_model
 
 
 def identity(model: str, precision: Precision) -> str:
@@ -34,8 +34,9 @@ def intra_op_threads() -> int:
 
 class OnnxEncoder:
     """``model``'s ONNX model in ``precision`` on ONNX Runtime's CPU provider, built in ``cache`` (a
-    directory, set by the dense retriever before the first ``encode``: ``<cache_dir>/models``),
-    loaded on first use.
+    directory, set by the dense retriever before the first ``encode``: ``<cache_dir>/models``), or in
+    the shared directory ``RAG_BENCH_MODEL_CACHE`` names (:func:`rag.ort.build.model_cache`), loaded
+    on first use.
 
     Threads: one intra-op thread per CPU of the process, one inter-op thread; they spin between the
     operators of one ``run`` (``session.intra_op.allow_spinning`` 1) and stop spinning when it ends
@@ -55,7 +56,7 @@ class OnnxEncoder:
         quiet_thread_pools()
         import onnxruntime
 
-        directory = onnx_model(self.model, self.precision, self.cache)
+        directory = onnx_model(self.model, self.precision, model_cache(self.cache))
         settings = json.loads((directory / SETTINGS_FILE).read_text(encoding="utf-8"))
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = intra_op_threads(), 1

@@ -82,3 +82,35 @@ def test_a_local_model_directory_runs_on_onnxruntime_too(tmp_path):
 
     assert runs_on_onnxruntime(SentenceTransformersEmbedderConfig(), str(tmp_path), "cpu")
     assert not runs_on_onnxruntime(SentenceTransformersEmbedderConfig(), str(tmp_path / "missing"), "cpu")
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (None, "/run/cache/models"),  # unset: the run's own cache
+    ("", "/run/cache/models"),
+    ("  ", "/run/cache/models"),
+    ("/shared/models", "/shared/models"),
+    ("~/models", str(Path("~/models").expanduser())),
+])
+def test_the_model_cache_is_the_shared_directory_when_one_is_named(value, expected):
+    from rag.ort.build import MODEL_CACHE_ENV, model_cache
+
+    environ = {} if value is None else {MODEL_CACHE_ENV: value}
+    assert model_cache(Path("/run/cache/models"), environ) == Path(expected)
+
+
+@pytest.mark.slow
+def test_two_caches_share_the_models_built_in_the_shared_directory(tmp_path, monkeypatch, smoke_data):
+    from rag.ort.build import MODEL_CACHE_ENV
+    from rag.retrievers.base import IndexStorage
+
+    shared = tmp_path / "shared"
+    monkeypatch.setenv(MODEL_CACHE_ENV, str(shared))
+    chunks, built = smoke_data[0][:6], []
+    for cache in ("first", "second"):
+        retriever = DenseRetriever("dense", DenseParams(search="exact", embedder={"runtime": "onnxruntime"}))
+        retriever.index(chunks, IndexStorage.under(tmp_path / cache, "dense"))
+        assert retriever.embedder.texts_encoded == len(chunks)  # each cache encodes its own vectors
+        built.append(sorted((path.name, (path / "model.onnx").stat().st_mtime_ns) for path in shared.iterdir() if path.is_dir()))
+        assert not (tmp_path / cache / "models").exists()
+    assert len(built[0]) == 1 and built[0][0][0].startswith("float32-")
+    assert built[1] == built[0]  # the second cache read the first one's model, untouched
