@@ -80,6 +80,9 @@ class FilesDatasetConfig(_DatasetVariant):
     questions: Path | dict[str, Path] | None = None
     max_file_mb: float = Field(50.0, gt=0, description="larger files are skipped (too_large)")
     strict: bool = Field(False, description="an unreadable file is an error (exit 2) instead of skipped and counted")
+    near_duplicates: Literal["drop", "keep"] = Field(
+        "drop", description="drop: a file holding another's text (the same page in another format, a compilation "
+                            "of pages) is left out (rag.data.near_duplicates); keep: every file is indexed")
 
 
 DatasetVariant = Annotated[

@@ -17,7 +17,10 @@ Files with the same bytes as a file read before them (a link to it, a copy) are 
 ones are listed in ``Dataset.duplicates`` (duplicate -> the file kept), never indexed. Lines that
 repeat across the folder's documents (:mod:`rag.data.boilerplate`) are dropped after conversion; what
 the converters' cleaning rules and that rule dropped is counted in ``Dataset.cleaning``, the repeated
-lines listed in ``Dataset.boilerplate``.
+lines listed in ``Dataset.boilerplate``. Then files holding another's text (the same page in another
+format, a compilation of pages: :mod:`rag.data.near_duplicates`) are left out, unless
+``near_duplicates: keep``, listed in ``Dataset.near_duplicates`` and named in one warning line. A gold
+URL naming a file left out as a copy (a duplicate, a twin) is read as the file kept.
 
 Files that cannot be read are skipped, each printed as one warning line and counted by kind in
 ``Dataset.skipped`` (listed in ``Dataset.skipped_examples``), or, with ``dataset.strict``, the first
@@ -49,6 +52,7 @@ from rag.data.convert import CONVERTERS, UNREADABLE, Unreadable, convert
 from rag.data.loaders import (
     DATASET_LOADERS, Dataset, DatasetLoader, questions_files, read_question_files, resolve_path,
 )
+from rag.data.near_duplicates import near_duplicates
 from rag.data.records import ProblemLog
 from rag.text.sections import first_heading
 from rag.errors import DataError
@@ -57,6 +61,8 @@ from rag.types import Document
 
 log = logging.getLogger(__name__)
 
+#: How many files left out as near-duplicates the load's warning names (the manifest lists all).
+NEAR_DUPLICATES_LOGGED = 5
 TOO_LARGE = "too_large"
 UNSUPPORTED = "unsupported"
 SYMLINK_LOOP = "symlink_loop"
@@ -230,17 +236,25 @@ class FilesLoader(DatasetLoader):
             documents.append(Document(relative, relative, title, converted.text, {"format": suffix[1:]}))
             read.append(path)
         documents, boilerplate = _without_boilerplate(documents, cleaning)
+        left_out = near_duplicates(documents) if config.near_duplicates == "drop" else {}
+        if left_out:
+            documents = [document for document in documents if document.url not in left_out]
+            log.warning("%d files left out for holding another file's text (dataset.near_duplicates: keep indexes "
+                        "them; docs/data.md): %s", len(left_out),
+                        "; ".join(why.describe(url) for url, why in list(left_out.items())[:NEAR_DUPLICATES_LOGGED])
+                        + ("; ..." if len(left_out) > NEAR_DUPLICATES_LOGGED else ""))
         if not documents:
             raise DataError(config.path, f"no readable file matches dataset.include {config.include}"
                             + (f" ({sum(skipped.counts.values())} skipped)" if skipped.counts else ""))
         question_files = questions_files(config.questions, base_dir) if config.questions is not None else {}
-        questions = read_question_files(question_files, {document.url for document in documents}, problems)
+        aliases = {**duplicates, **{url: why.kept for url, why in left_out.items() if why.kept is not None}}
+        questions = read_question_files(question_files, {document.url for document in documents}, problems, aliases)
         return Dataset(
             config.name or name_text(root.name), documents, questions.question_sets,
             skipped=dict(skipped.counts), skipped_examples=list(skipped.examples),
             source_files=[*read, *questions.files], source_root=root, question_provenance=questions.provenance,
             files_read=len(documents), files_skipped=sum(skipped.counts.values()),
-            duplicates=duplicates, cleaning=dict(cleaning), boilerplate=boilerplate,
+            duplicates=duplicates, near_duplicates=left_out, cleaning=dict(cleaning), boilerplate=boilerplate,
         )
 
 

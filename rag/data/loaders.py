@@ -19,6 +19,7 @@ from typing import Any
 from rag.data.config import (
     BeirDatasetConfig, DatasetConfig, JsonlDatasetConfig, WikiDatasetConfig, bundled_wiki_dir,
 )
+from rag.data.near_duplicates import LeftOut
 from rag.data.questions.provenance import PROVENANCE_SUFFIX, read_provenance, sibling
 from rag.data.records import ProblemLog, read_corpus_jsonl, read_questions_jsonl
 from rag.errors import ConfigError, DataError
@@ -37,9 +38,10 @@ class Dataset:
     skipped files are counted in ``skipped`` and listed in ``skipped_examples`` like bad records.
     ``question_provenance`` holds, per question set read from a file with a provenance sidecar
     (:mod:`rag.data.questions.provenance`), how it was made. A folder of files also records the files
-    read once for having the same bytes as another (``duplicates``: duplicate -> file kept), what its
-    cleaning rules dropped, by rule (``cleaning``), and the lines found repeated across its documents
-    (``boilerplate``, the first few).
+    read once for having the same bytes as another (``duplicates``: duplicate -> file kept), the files
+    left out for holding another's text (``near_duplicates``: file -> why, :mod:`rag.data.near_duplicates`),
+    what its cleaning rules dropped, by rule (``cleaning``), and the lines found repeated across its
+    documents (``boilerplate``, the first few).
     """
 
     name: str
@@ -53,6 +55,7 @@ class Dataset:
     files_skipped: int = 0
     question_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
     duplicates: dict[str, str] = field(default_factory=dict)
+    near_duplicates: dict[str, LeftOut] = field(default_factory=dict)
     cleaning: dict[str, int] = field(default_factory=dict)
     boilerplate: list[str] = field(default_factory=list)
 
@@ -100,10 +103,14 @@ class QuestionFiles:
     files: list[Path]
 
 
-def read_question_files(question_paths: Mapping[str, Path], known_urls: set[str], problems: ProblemLog) -> QuestionFiles:
-    """Read every question file (set name -> path) against the corpus' URLs; the one reader of every loader."""
+def read_question_files(question_paths: Mapping[str, Path], known_urls: set[str], problems: ProblemLog,
+                        aliases: Mapping[str, str] | None = None) -> QuestionFiles:
+    """Read every question file (set name -> path) against the corpus' URLs; the one reader of every
+    loader. ``aliases``: a file left out for holding a kept file's text -> that file (a gold URL
+    naming it is read as the kept one's)."""
     question_sets = {
-        set_name: require_questions(set_name, read_questions_jsonl(path, set_name, known_urls, problems), path, problems)
+        set_name: require_questions(set_name, read_questions_jsonl(path, set_name, known_urls, problems, aliases or {}),
+                                    path, problems)
         for set_name, path in question_paths.items()
     }
     provenance = {set_name: made for set_name, path in question_paths.items() if (made := read_provenance(path)) is not None}

@@ -31,7 +31,7 @@ import gzip
 import io
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, Union
@@ -232,19 +232,34 @@ def read_corpus_jsonl(path: Path, problems: ProblemLog) -> list[Document]:
     return documents
 
 
-def read_questions_jsonl(path: Path, set_name: str, known_urls: set[str], problems: ProblemLog) -> list[Question]:
-    """Questions of a question JSONL file, checked against the corpus URLs ``known_urls``."""
+def read_questions_jsonl(path: Path, set_name: str, known_urls: set[str], problems: ProblemLog,
+                         aliases: Mapping[str, str] | None = None) -> list[Question]:
+    """Questions of a question JSONL file, checked against the corpus URLs ``known_urls``; a gold URL
+    in ``aliases`` (a file left out as a copy -> the file kept) is read as the file kept."""
     questions: list[Question] = []
     for line, record in iter_records(QuestionRecord, path, problems, {"question": EMPTY_TEXT}, "id"):
+        groups, relevance = record.groups(), record.relevance()
+        if aliases:
+            groups = [list(dict.fromkeys(aliases.get(url, url) for url in group)) for group in groups]
+            relevance = aliased_grades(relevance, aliases)
         question = question_from_parts(
             path, line, problems, known_urls,
-            qid=record.id, text=record.question, groups=record.groups(), answers=record.answers,
+            qid=record.id, text=record.question, groups=groups, answers=record.answers,
             qtype=record.type or set_name, question_set=set_name, metadata=record.extras(),
-            relevance=record.relevance(),
+            relevance=relevance,
         )
         if question is not None:
             questions.append(question)
     return questions
+
+
+def aliased_grades(relevance: Mapping[str, int], aliases: Mapping[str, str]) -> dict[str, int]:
+    """Graded relevance with each aliased URL read as its target; where two name one document, the higher grade."""
+    grades: dict[str, int] = {}
+    for url, grade in relevance.items():
+        target = aliases.get(url, url)
+        grades[target] = max(grade, grades.get(target, grade))
+    return grades
 
 
 def question_from_parts(path: Path, line: int, problems: ProblemLog, known_urls: set[str], **fields: Any) -> Question | None:

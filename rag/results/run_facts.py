@@ -37,6 +37,7 @@ class RunFigures:
     tied: Mapping[str, Mapping[str, int]]  # method -> set -> lists with a tie crossing a cut-off
     files_read: int | None = None  # a folder of files: files read and skipped
     files_skipped: int | None = None
+    near_duplicates: int = 0  # files left out for holding another's text (rag.data.near_duplicates)
     skipped: Mapping[str, int] = field(default_factory=dict)  # records or files skipped as invalid, per kind
     skipped_examples: Sequence[str] = ()
     baselines: Sequence[str] = ()
@@ -86,12 +87,19 @@ def int8_fidelity_fact(name: str, record: Mapping[str, Any]) -> str:
 def skipped_facts(f: RunFigures) -> list[str]:
     """Files read and skipped, and the records or files skipped as invalid (the first :data:`SKIPPED_LISTED` named)."""
     return [
-        *([f"files: {f.files_read} read, {f.files_skipped} skipped, {f.chunks} chunks"] if f.files_read is not None else []),
+        *([files_fact(f.files_read, f.files_skipped, f.near_duplicates, f.chunks)] if f.files_read is not None else []),
         "skipped as invalid (records or files): " + (json.dumps(dict(f.skipped)) if f.skipped else "none"),
         *(f"skipped: {example}" for example in f.skipped_examples[:SKIPPED_LISTED]),
         *([f"... and {len(f.skipped_examples) - SKIPPED_LISTED} more (manifest.json lists them)"]
           if len(f.skipped_examples) > SKIPPED_LISTED else []),
     ]
+
+
+def files_fact(read: int, skipped: int, near_duplicates: int, chunks: int | None) -> str:
+    """``files: 66 read, 3 skipped, 63 left out as copies of others' text (manifest: data.near_duplicates), 2228 chunks``."""
+    return (f"files: {read} read, {skipped} skipped, "
+            + (f"{near_duplicates} left out as copies of others' text (manifest: data.near_duplicates), "
+               if near_duplicates else "") + f"{chunks} chunks")
 
 
 def generator_label(generator_type: str | None, model: str | None, questions_per_set: int | None) -> str:

@@ -11,6 +11,7 @@ import textwrap
 
 from rag.config import portable_path
 from rag.generation.judge import agreement_line
+from rag.results.run_facts import files_fact
 from rag.results.format import TERMINAL_WIDTH, lift_lines, recommendation_lines, terminal_tables, verdict_lines
 from rag.runner.state import RunResult
 
@@ -55,8 +56,8 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
         *timer_lines,
         f"Generation failures: {failures}" + (" (counted; the answer results of a set with one are withheld)"
                                               if failures else ""),
-        *([f"Files: {files['read']} read, {files['skipped']} skipped, {result.manifest.get('chunks', {}).get('count')} chunks"]
-          if files else []),
+        *(["F" + files_fact(files["read"], files["skipped"], len(result.manifest["data"].get("near_duplicates", {})),
+                            result.manifest.get("chunks", {}).get("count"))[1:]] if files else []),
         "Invalid records or files skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
         f"Outputs: {portable_path(result.run_dir)}",
     ])
