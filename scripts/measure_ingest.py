@@ -17,6 +17,9 @@ folder, in chunks (a chunk counts once per column):
   ("Last updated"), its suite line ("Part of the git(1) suite"), Chromium's print header (a date,
   a time and AM/PM) and footer (a ``file:///`` URL, then the page number ``n/N``);
 - toc: a dot-leader line (a title, four dots or more, a page number);
+- links: Markdown link or image syntax (``](``, ``][``) or a link reference definition line
+  (``[label]: url``), outside code blocks and code spans;
+- permalinks: a heading ending in a permalink marker (``¶``, ``#``, ``§``);
 - ligatures: a Unicode ligature (U+FB00-U+FB06);
 - hyphenation: in a chunk of a PDF, a word broken at a line end (a letter, ``-``, a line break, a
   lower-case letter; in the other formats a line break is the author's, read as a space);
@@ -51,6 +54,8 @@ COUNTERS = {
     "boilerplate": re.compile(r"Last updated|Part of the git\(\d\) suite|\d+/\d+/\d+, \d+:\d+ [AP]M"
                               r"|file:///\S+[ \t]+\d+/\d+"),
     "toc": re.compile(r"(?:\.[ \t]?){4,}[ \t]*\d+[ \t]*$", re.MULTILINE),
+    "links": re.compile(r"\]\((?!\))|\]\[|^ {0,3}\[[^\]^\n]+\]:[ \t]", re.MULTILINE),
+    "permalinks": re.compile(r"^#+ .*[\u00b6#\u00a7]$", re.MULTILINE),
     "ligatures": re.compile("[\ufb00-\ufb06]"),
     "hyphenation": re.compile(r"[^\W\d_]-[ \t]*\n[ \t]*[a-z]"),
 }
@@ -71,13 +76,19 @@ def _is_pdf(doc_id: str) -> bool:
     return doc_id.lower().endswith(".pdf")
 
 
+def without_code(text: str) -> str:
+    """``text`` without its fenced code blocks and code spans, where link syntax is literal."""
+    return re.sub(r"(`+)[\s\S]*?(?<!`)\1(?!`)", "", re.sub(r"^[ \t]*```[\s\S]*?^[ \t]*```", "", text, flags=re.MULTILINE))
+
+
 def counts(data: dict) -> dict[str, int]:
     chunks = data["chunks"]
     per_document: dict[str, int] = {}
     for doc_id, _, _ in chunks:
         per_document[doc_id] = per_document.get(doc_id, 0) + 1
     row = {"documents": len(data["documents"]), "chunks": len(chunks)}
-    row.update({name: sum(1 for doc_id, text, _ in chunks if name not in PDF_ONLY.get(_is_pdf(doc_id), ()) and rx.search(text))
+    row.update({name: sum(1 for doc_id, text, _ in chunks if name not in PDF_ONLY.get(_is_pdf(doc_id), ())
+                          and rx.search(without_code(text) if name == "links" else text))
                 for name, rx in COUNTERS.items()})
     row["tiny"] = sum(1 for doc_id, _, n in chunks if n <= TINY_TOKENS and per_document[doc_id] > 1)
     row["duplicates"] = len(data["documents"]) - len(set(data["documents"]))

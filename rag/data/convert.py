@@ -8,10 +8,13 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   Markdown (:mod:`rag.data.myst`), minus a YAML front matter block (whose ``title:`` becomes the title);
 - ``.rst``: docutils' parse written back as Markdown (:mod:`rag.data.rst`): section titles as ATX
   headings of their depth, directives and roles as their text or nothing;
-- ``.html``/``.htm``: BeautifulSoup, minus ``script``/``style``/``template``/``noscript``/``nav``,
+- ``.html``/``.htm``: BeautifulSoup, minus ``script``/``style``/``template``/``noscript``/``nav``
+  and elements of ARIA role ``navigation`` (Sphinx's "related" bar and sidebar),
   the XML declaration, DOCTYPE, processing instructions and comments, and tables of contents (an
-  element of class or id ``toc``, or a list whose text is all links to anchors of the same page),
-  then markdownify with ATX headings; links and images keep only their text; ``<title>`` is the title;
+  element of class or id ``toc``, or a list whose text is all links to anchors of the same page), and
+  permalink markers (a link to an anchor of the page whose text has no letter or digit: Sphinx's
+  ``¶``, Node.js's ``#``), then markdownify with ATX headings; links and images keep only their text;
+  ``<title>`` is the title;
 - ``.pdf``: pypdf's text of each page (PDFs hold no heading structure), cleaned by
   :mod:`rag.data.pdf_text`: running headers, footers and page numbers, dot-leader lines dropped,
   words broken at line ends joined, heading-like lines indented; the metadata title, else the first
@@ -168,10 +171,14 @@ def html_file(data: bytes) -> Converted:
     if b"\x00" in data[:SNIFF_BYTES]:
         raise Unreadable(BINARY, "binary content (NUL bytes), not HTML")
     soup = BeautifulSoup(data, "html.parser")
-    for element in soup(["script", "style", "template", "noscript", "nav"]):
-        element.decompose()
+    for element in [*soup(["script", "style", "template", "noscript", "nav"]), *soup(attrs={"role": "navigation"})]:
+        if not element.decomposed:
+            element.decompose()
     for node in soup.find_all(string=lambda node: isinstance(node, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
+    permalinks = [link for link in soup.find_all("a", href=True) if _is_permalink(link)]
+    for link in permalinks:
+        link.decompose()
     tables_of_contents = [element for element in soup.find_all(True) if _is_table_of_contents(element)]
     for element in tables_of_contents:
         if not element.decomposed:
@@ -181,11 +188,18 @@ def html_file(data: bytes) -> Converted:
         soup.title.decompose()
     text = MarkdownConverter(heading_style=ATX, strip=["a", "img"], bullets="-").convert_soup(soup)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    dropped = {"table_of_contents": len(tables_of_contents), "permalinks": len(permalinks)}
     return Converted(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n", title or None,
-                     {"table_of_contents": len(tables_of_contents)} if tables_of_contents else {})
+                     {name: n for name, n in dropped.items() if n})
 
 
 _TOC_NAMES = frozenset({"toc", "table-of-contents", "tableofcontents"})
+
+
+def _is_permalink(link) -> bool:
+    """A heading's or term's permalink marker: a link to an anchor of the same page (``href="#..."``)
+    whose text has no letter or digit (Sphinx's ``¶``, Node.js's ``#``, MkDocs' ``¶``, a ``§``)."""
+    return link["href"].startswith("#") and not any(char.isalnum() for char in link.get_text())
 
 
 def _is_table_of_contents(element) -> bool:

@@ -17,10 +17,10 @@ Files with the same bytes as a file read before them (a link to it, a copy) are 
 ones are listed in ``Dataset.duplicates`` (duplicate -> the file kept), never indexed. Lines that
 repeat across the folder's documents (:mod:`rag.data.boilerplate`) are dropped after conversion; what
 the converters' cleaning rules and that rule dropped is counted in ``Dataset.cleaning``, the repeated
-lines listed in ``Dataset.boilerplate``. Then files holding another's text (the same page in another
-format, a compilation of pages: :mod:`rag.data.near_duplicates`) are left out, unless
-``near_duplicates: keep``, listed in ``Dataset.near_duplicates`` and named in one warning line. A gold
-URL naming a file left out as a copy (a duplicate, a twin) is read as the file kept.
+lines listed in ``Dataset.boilerplate``. Then a page held again in another format (a twin:
+:mod:`rag.data.near_duplicates`) is left out, unless ``near_duplicates: keep``; twins and the
+compilations of pages found (kept) are listed in ``Dataset.near_duplicates`` and named in a warning
+line each. A gold URL naming a file left out as a copy (a duplicate, a twin) is read as the file kept.
 
 Files that cannot be read are skipped, each printed as one warning line and counted by kind in
 ``Dataset.skipped`` (listed in ``Dataset.skipped_examples``), or, with ``dataset.strict``, the first
@@ -236,13 +236,18 @@ class FilesLoader(DatasetLoader):
             documents.append(Document(relative, relative, title, converted.text, {"format": suffix[1:]}))
             read.append(path)
         documents, boilerplate = _without_boilerplate(documents, cleaning)
-        left_out = near_duplicates(documents) if config.near_duplicates == "drop" else {}
-        if left_out:
-            documents = [document for document in documents if document.url not in left_out]
-            log.warning("%d files left out for holding another file's text (dataset.near_duplicates: keep indexes "
-                        "them; docs/data.md): %s", len(left_out),
-                        "; ".join(why.describe(url) for url, why in list(left_out.items())[:NEAR_DUPLICATES_LOGGED])
-                        + ("; ..." if len(left_out) > NEAR_DUPLICATES_LOGGED else ""))
+        found = near_duplicates(documents) if config.near_duplicates == "drop" else {}
+        left_out = {url: why for url, why in found.items() if why.left_out}
+        documents = [document for document in documents if document.url not in left_out]
+        compilations = {url: why for url, why in found.items() if not why.left_out}
+        for named, what in ((left_out, "files left out as the same page in another format (dataset.near_duplicates: "
+                                       "keep indexes them; docs/data.md)"),
+                            (compilations, "files indexed that hold the text of several others, so a question about "
+                                           "those may be answered from either (dataset.exclude leaves them out)")):
+            if named:
+                log.warning("%d %s: %s", len(named), what,
+                            "; ".join(why.describe(url) for url, why in list(named.items())[:NEAR_DUPLICATES_LOGGED])
+                            + ("; ..." if len(named) > NEAR_DUPLICATES_LOGGED else ""))
         if not documents:
             raise DataError(config.path, f"no readable file matches dataset.include {config.include}"
                             + (f" ({sum(skipped.counts.values())} skipped)" if skipped.counts else ""))
@@ -254,7 +259,7 @@ class FilesLoader(DatasetLoader):
             skipped=dict(skipped.counts), skipped_examples=list(skipped.examples),
             source_files=[*read, *questions.files], source_root=root, question_provenance=questions.provenance,
             files_read=len(documents), files_skipped=sum(skipped.counts.values()),
-            duplicates=duplicates, near_duplicates=left_out, cleaning=dict(cleaning), boilerplate=boilerplate,
+            duplicates=duplicates, near_duplicates=found, cleaning=dict(cleaning), boilerplate=boilerplate,
         )
 
 

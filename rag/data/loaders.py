@@ -19,7 +19,7 @@ from typing import Any
 from rag.data.config import (
     BeirDatasetConfig, DatasetConfig, JsonlDatasetConfig, WikiDatasetConfig, bundled_wiki_dir,
 )
-from rag.data.near_duplicates import LeftOut
+from rag.data.near_duplicates import NearDuplicate
 from rag.data.questions.provenance import PROVENANCE_SUFFIX, read_provenance, sibling
 from rag.data.records import ProblemLog, read_corpus_jsonl, read_questions_jsonl
 from rag.errors import ConfigError, DataError
@@ -39,7 +39,8 @@ class Dataset:
     ``question_provenance`` holds, per question set read from a file with a provenance sidecar
     (:mod:`rag.data.questions.provenance`), how it was made. A folder of files also records the files
     read once for having the same bytes as another (``duplicates``: duplicate -> file kept), the files
-    left out for holding another's text (``near_duplicates``: file -> why, :mod:`rag.data.near_duplicates`),
+    holding others' text (``near_duplicates``: file -> which, :mod:`rag.data.near_duplicates`: twins
+    left out, compilations kept),
     what its cleaning rules dropped, by rule (``cleaning``), and the lines found repeated across its
     documents (``boilerplate``, the first few).
     """
@@ -55,7 +56,7 @@ class Dataset:
     files_skipped: int = 0
     question_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
     duplicates: dict[str, str] = field(default_factory=dict)
-    near_duplicates: dict[str, LeftOut] = field(default_factory=dict)
+    near_duplicates: dict[str, NearDuplicate] = field(default_factory=dict)
     cleaning: dict[str, int] = field(default_factory=dict)
     boilerplate: list[str] = field(default_factory=list)
 

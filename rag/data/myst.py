@@ -14,7 +14,11 @@ myst-parser itself uses): a fenced block (```` ``` ```` or ``:::``) whose info s
 
 Targets (``(label)=``), ``%`` comments, block breaks (``+++``) and HTML comments disappear. A role
 outside code, ``{name}`text```, becomes its text by :func:`rag.data.rst.role_text` (the rule Sphinx
-shows cross-references by). Everything else is kept line for line.
+shows cross-references by). Links and images outside code become their text, as the HTML converter
+leaves them (``[text](url)``, ``![alt](src)``, and the reference forms ``[text][label]``, ``[text][]``,
+``[text]`` where the label is defined), and link reference definitions (``[label]: url`` lines, which
+CommonMark never shows) disappear: Node.js's API pages end in dozens of them. Everything else is kept
+line for line.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import re
 from functools import cache
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 
 from rag.data.rst import DROPPED, role_text, rst_to_markdown, version_sentence
@@ -33,6 +38,12 @@ _ROLE = re.compile(r"\{([A-Za-z][\w:.+-]*)\}`([^`]+)`")
 _OPTION_LINE = re.compile(r"^:[\w-]+:(?:\s.*)?$")
 _YAML_OPTIONS = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _DROPPED_TOKENS = frozenset({"myst_target", "myst_line_comment", "myst_block_break", "front_matter"})
+_DEFINITION = re.compile(r"^ {0,3}\[(?:[^\]\\]|\\.)+\]:")
+_CODE_SPAN = re.compile(r"(`+)[\s\S]*?(?<!`)\1(?!`)")
+_LINK_TEXT = r"\[((?:[^\[\]\\]|\\.)*)\]"
+_INLINE_LINK = re.compile(r"!?" + _LINK_TEXT + r"\(\s*(?:<[^>\n]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)"
+                          r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)")
+_REFERENCE_LINK = re.compile(r"!?" + _LINK_TEXT + r"(?:\[((?:[^\[\]\\]|\\.)*)\]|(?![(:]))")
 
 
 @cache
@@ -51,7 +62,18 @@ def myst_to_markdown(text: str) -> str:
     replaced: dict[int, tuple[int, list[str]]] = {}  # first line -> (end line, new lines)
     code: set[int] = set()  # lines of code blocks kept verbatim
     covered = 0
-    for token in _parser().parse(text):
+    env: dict = {}
+    tokens = _parser().parse(text, env)
+    references = set(env.get("references", {}))
+    if references:  # the definitions' lines: those no block token covers
+        in_block = {line for token in tokens if token.map for line in range(*token.map)}
+        definition = False
+        for number, line in enumerate(lines):
+            definition = number not in in_block and bool(line.strip()) and (definition or bool(_DEFINITION.match(line)))
+            if definition:
+                replaced[number] = (number + 1, [])
+        del in_block
+    for token in tokens:
         if token.map is None or token.map[0] < covered:
             continue
         start, end = token.map
@@ -67,12 +89,14 @@ def myst_to_markdown(text: str) -> str:
         elif token.type in ("fence", "code_block"):
             code.update(range(start, end))
             covered = end
+    del tokens  # the token stream of a huge document is not kept while its text is rebuilt
     out: list[str] = []
     prose: list[str] = []  # consecutive lines outside code, where roles are resolved (a role may span lines)
     index = 0
     while index <= len(lines):
         if index == len(lines) or index in replaced or index in code:
-            out.extend(_ROLE.sub(lambda m: role_text(m.group(2)), "\n".join(prose)).split("\n") if prose else [])
+            out.extend(link_texts(_ROLE.sub(lambda m: role_text(m.group(2)), "\n".join(prose)), references).split("\n")
+                       if prose else [])
             prose = []
         if index == len(lines):
             break
@@ -84,6 +108,30 @@ def myst_to_markdown(text: str) -> str:
         (out if index in code else prose).append(lines[index])
         index += 1
     return "\n".join(out)
+
+
+def link_texts(text: str, references: set[str]) -> str:
+    """``text`` (Markdown prose) with each link and image outside a code span replaced by its text:
+    inline ones always, reference ones where their label is among ``references`` (normalized labels)."""
+    spans = [match.span() for match in _CODE_SPAN.finditer(text)]
+
+    def in_code(position: int) -> bool:
+        return any(start <= position < end for start, end in spans)
+
+    def inline(match: re.Match) -> str:
+        return match.group(0) if in_code(match.start()) else match.group(1)
+
+    def reference(match: re.Match) -> str:
+        label = match.group(2) or match.group(1)
+        known = normalizeReference(label) in references if label.strip() else False
+        return match.group(1) if known and not in_code(match.start()) else match.group(0)
+
+    if "](" in text:
+        text = _INLINE_LINK.sub(inline, text)
+    if references:
+        spans = [match.span() for match in _CODE_SPAN.finditer(text)]
+        text = _REFERENCE_LINK.sub(reference, text)
+    return text
 
 
 def _directive(name: str, argument: str, token: Token) -> str:

@@ -1,10 +1,11 @@
-"""Documents of a folder that hold the text of others: the same page in two formats, or a compilation.
+"""Documents of a folder that hold the text of others: the same page in two formats (twins, left
+out), or a compilation of pages (reported, kept).
 
 Real documentation folders ship one text several times: Node.js's ``doc/api`` holds every page as
 ``.md`` and ``.html`` and all of them again in ``all.html``; libxslt's holds its API reference in
 ``gtk-doc/`` and in ``html/html/`` and its manual pages again in ``xslt.html``. Indexed as they are,
 a question made from ``assert.md`` is answered by the chunk of ``assert.html`` with the same words,
-and that counts as a miss: measured on 12 Node.js pages in both formats, 8 of 12 template questions
+and that counts as a miss: measured on 12 Node.js pages in both formats, 7 of 13 template questions
 had their gold page at rank 2 behind its twin under BM25, so MRR measured which twin won.
 
 Rule (measured on Debian's ``/usr/share/doc`` trees; docs/data.md, "Near-duplicate documents"):
@@ -16,10 +17,17 @@ Rule (measured on Debian's ``/usr/share/doc`` trees; docs/data.md, "Near-duplica
 - ``contained(P, D) = |S(P) ∩ S(D)| / |S(P)|``: the share of P's shingles found in D.
 - D is a **compilation** when it contains (``contained >=`` :data:`COVERED`) at least two other
   documents, each at most half its size, and they account for at least :data:`MADE_OF` of its
-  shingles (so it has little text of its own); it is left out, its pages stay.
-- Two other documents are **twins** when each contains at least :data:`TWIN` of the other
-  (``min(contained(A, B), contained(B, A))``); twins form groups (transitively), and each group keeps
-  the first document of the sorted walk, the others are left out.
+  shingles (so it has little text of its own). It is reported, never left out: whether it or its
+  parts are the pages depends on the folder (Node.js's ``all.html`` holds 118 pages; Git's
+  ``git-log.html`` holds 9 of the fragments its source includes, and is the page), so the user
+  chooses (``dataset.exclude``).
+- Two other documents are **twins** when they are one page (the same file name once the document
+  suffixes are stripped: ``assert.md`` and ``assert.html``, ``guide/a.html`` and ``_sources/a.rst.txt``,
+  :func:`page_name`) and each contains at least :data:`TWIN` of the other (``min(contained(A, B),
+  contained(B, A))``); twins form groups (transitively), and each group keeps the first document of
+  the sorted walk, the others are left out. Pages under different names are never twins, however
+  much they share: Git's ``git-diff-index.html`` and ``git-diff-files.html`` are 88% the same included
+  option list, yet document two commands.
 
 Exact: every shingle is compared (no sampling), word ids from one vocabulary, shingles as 64-bit
 polynomial hashes of the ids (collisions ~1e-19 per pair), so the result does not depend on the
@@ -32,9 +40,11 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import numpy as np
 
+from rag.data.config import FILES_SUFFIXES
 from rag.types import Document
 
 SHINGLE_WORDS = 5
@@ -46,14 +56,17 @@ TWIN = 0.5
 #: A shingle found in more documents than this is shared phrasing (navigation, licence lines), not a
 #: copy: neither counted nor compared.
 MAX_DOCUMENTS_PER_SHINGLE = 8
+#: The suffixes :func:`page_name` strips: the formats a folder is read in (so Sphinx's ``.rst.txt`` too).
+PAGE_SUFFIXES = frozenset(FILES_SUFFIXES)
 _WORD = re.compile(r"\w+")
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
 
 @dataclass(frozen=True)
-class LeftOut:
-    """Why a document was left out: a ``twin`` of ``kept`` (``shared``: the smaller of the two
-    containments), or a ``compilation`` containing ``pages`` documents (``shared``: the smallest containment)."""
+class NearDuplicate:
+    """A document holding others' text: a ``twin`` of ``kept`` (left out; ``shared``: the smaller of
+    the two containments), or a ``compilation`` containing ``pages`` documents (kept; ``shared``: the
+    smallest containment of its pages)."""
 
     kind: str
     kept: str | None
@@ -66,11 +79,26 @@ class LeftOut:
             return {"kind": "twin", "kept": self.kept, "shared": round(self.shared, 3)}
         return {"kind": "compilation", "pages": self.pages, "shared": round(self.shared, 3)}
 
+    @property
+    def left_out(self) -> bool:
+        """Twins are left out of the corpus; compilations stay."""
+        return self.kind == "twin"
+
     def describe(self, url: str) -> str:
-        """``assert.md (twin of assert.html, 83% shared)``."""
+        """``assert.md (twin of assert.html, 83% shared)``, ``all.html (holds 113 documents)``."""
         if self.kind == "twin":
             return f"{url} (twin of {self.kept}, {self.shared:.0%} shared)"
-        return f"{url} (compilation of {self.pages} documents)"
+        return f"{url} (holds {self.pages} documents)"
+
+
+def page_name(url: str) -> str:
+    """The file name of ``url`` without its document suffixes (case-insensitive), the name a page keeps
+    across formats: ``api/assert.md`` -> ``assert``, ``_sources/intro.rst.txt`` -> ``intro``,
+    ``RelNotes/1.8.5.6.txt`` -> ``1.8.5.6``."""
+    name = PurePosixPath(url).name
+    while (suffix := PurePosixPath(name).suffix.lower()) in PAGE_SUFFIXES and PurePosixPath(name).stem:
+        name = PurePosixPath(name).stem
+    return name.lower()
 
 
 def shingles(text: str, vocabulary: dict[str, int]) -> np.ndarray:
@@ -115,9 +143,9 @@ def shared_counts(sets: Sequence[np.ndarray]) -> dict[tuple[int, int], int]:
     return counts
 
 
-def near_duplicates(documents: Sequence[Document]) -> dict[str, LeftOut]:
-    """The documents to leave out (url -> why), by the module docstring's rule; ``documents`` in
-    the order of the sorted walk (the first of twins is kept)."""
+def near_duplicates(documents: Sequence[Document]) -> dict[str, NearDuplicate]:
+    """The twins to leave out and the compilations (url -> which), by the module docstring's rule;
+    ``documents`` in the order of the sorted walk (the first of twins is kept)."""
     if len(documents) < 2:
         return {}
     vocabulary: dict[str, int] = {}
@@ -134,11 +162,11 @@ def near_duplicates(documents: Sequence[Document]) -> dict[str, LeftOut]:
         if in_a >= COVERED and 2 * sizes[b] <= sizes[a]:
             contains[a].append((b, in_a))
         pairs.append((a, b, min(in_a, in_b)))
-    left_out: dict[str, LeftOut] = {}
+    found: dict[str, NearDuplicate] = {}
     compilations = {d for d, pages in contains.items()
                     if len(pages) >= 2 and np.isin(sets[d], np.concatenate([sets[p] for p, _ in pages])).mean() >= MADE_OF}
     for d in sorted(compilations):
-        left_out[documents[d].url] = LeftOut("compilation", None, len(contains[d]), min(c for _, c in contains[d]))
+        found[documents[d].url] = NearDuplicate("compilation", None, len(contains[d]), min(c for _, c in contains[d]))
     parent = {i: i for i in compared}
 
     def root(i: int) -> int:
@@ -149,7 +177,8 @@ def near_duplicates(documents: Sequence[Document]) -> dict[str, LeftOut]:
 
     closeness: dict[int, float] = {}
     for a, b, shared in sorted(pairs):
-        if shared >= TWIN and a not in compilations and b not in compilations:
+        if (shared >= TWIN and a not in compilations and b not in compilations
+                and page_name(documents[a].url) == page_name(documents[b].url)):
             ra, rb = root(a), root(b)
             if ra != rb:
                 parent[max(ra, rb)] = min(ra, rb)
@@ -158,5 +187,5 @@ def near_duplicates(documents: Sequence[Document]) -> dict[str, LeftOut]:
     for i in compared:
         first = root(i)
         if first != i and i not in compilations:
-            left_out[documents[i].url] = LeftOut("twin", documents[first].url, 0, closeness[i])
-    return left_out
+            found[documents[i].url] = NearDuplicate("twin", documents[first].url, 0, closeness[i])
+    return found

@@ -37,7 +37,7 @@ class RunFigures:
     tied: Mapping[str, Mapping[str, int]]  # method -> set -> lists with a tie crossing a cut-off
     files_read: int | None = None  # a folder of files: files read and skipped
     files_skipped: int | None = None
-    near_duplicates: int = 0  # files left out for holding another's text (rag.data.near_duplicates)
+    near_duplicates: Mapping[str, int] = field(default_factory=dict)  # kind -> files (rag.data.near_duplicates)
     skipped: Mapping[str, int] = field(default_factory=dict)  # records or files skipped as invalid, per kind
     skipped_examples: Sequence[str] = ()
     baselines: Sequence[str] = ()
@@ -95,11 +95,14 @@ def skipped_facts(f: RunFigures) -> list[str]:
     ]
 
 
-def files_fact(read: int, skipped: int, near_duplicates: int, chunks: int | None) -> str:
-    """``files: 66 read, 3 skipped, 63 left out as copies of others' text (manifest: data.near_duplicates), 2228 chunks``."""
+def files_fact(read: int, skipped: int, near_duplicates: Mapping[str, int], chunks: int | None) -> str:
+    """``files: 66 read, 3 skipped, 62 left out as the same page in another format, 1 holding several
+    others (manifest: data.near_duplicates), 2228 chunks``; ``near_duplicates``: kind -> files."""
+    twins, compilations = near_duplicates.get("twin", 0), near_duplicates.get("compilation", 0)
+    found = [*([f"{twins} left out as the same page in another format"] if twins else []),
+             *([f"{compilations} holding several others"] if compilations else [])]
     return (f"files: {read} read, {skipped} skipped, "
-            + (f"{near_duplicates} left out as copies of others' text (manifest: data.near_duplicates), "
-               if near_duplicates else "") + f"{chunks} chunks")
+            + (", ".join(found) + " (manifest: data.near_duplicates), " if found else "") + f"{chunks} chunks")
 
 
 def generator_label(generator_type: str | None, model: str | None, questions_per_set: int | None) -> str:

@@ -8,6 +8,7 @@ verdicts with ``verbose``, stage timings (question generation included) and wher
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 
 from rag.config import portable_path
 from rag.generation.judge import agreement_line
@@ -56,7 +57,8 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
         *timer_lines,
         f"Generation failures: {failures}" + (" (counted; the answer results of a set with one are withheld)"
                                               if failures else ""),
-        *(["F" + files_fact(files["read"], files["skipped"], len(result.manifest["data"].get("near_duplicates", {})),
+        *(["F" + files_fact(files["read"], files["skipped"],
+                            Counter(entry["kind"] for entry in result.manifest["data"].get("near_duplicates", {}).values()),
                             result.manifest.get("chunks", {}).get("count"))[1:]] if files else []),
         "Invalid records or files skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
         f"Outputs: {portable_path(result.run_dir)}",

@@ -225,3 +225,73 @@ def test_a_copy_under_another_name_is_read_once(tmp_path):
     dataset = load_dataset({"format": "files", "path": str(folder)})
     assert dataset.duplicates == {"topics/caching.md": "caching-copy.md"}  # sorted walk: the copy comes first
     assert "topics/caching.md" not in by_url(dataset)
+
+
+# --- Markdown links ---------------------------------------------------------------------------------
+
+MARKDOWN_LINK = re.compile(r"\]\(|\]\[|^ {0,3}\[[^\]^]+\]:", re.MULTILINE)
+
+
+def prose(text: str) -> str:
+    """``text`` without its code blocks and code spans (where link syntax is literal)."""
+    return re.sub(r"(`+)[\s\S]*?(?<!`)\1(?!`)", "", re.sub(r"^```[\s\S]*?^```", "", text, flags=re.MULTILINE))
+
+
+def test_markdown_links_become_their_text_and_reference_definitions_disappear():
+    dataset = load_dataset({"format": "files", "path": str(FIXTURES / "nodejs-api"), "near_duplicates": "keep"})
+    pages = {url: document.text for url, document in by_url(dataset).items() if url.endswith(".md")}
+    assert len(pages) == 4
+    linking = [url for url in pages if MARKDOWN_LINK.search(prose((FIXTURES / "nodejs-api" / url).read_text(encoding="utf-8")))]
+    assert sorted(linking) == ["punycode.md", "string_decoder.md", "synopsis.md"]  # querystring.md has no link
+    for url, text in pages.items():
+        assert not MARKDOWN_LINK.search(prose(text)), (url, MARKDOWN_LINK.search(prose(text)))
+    synopsis = squash(pages["synopsis.md"])
+    assert "Please see the Command-line options document for more information." in synopsis  # [Command-line options][]
+    assert "An example of a web server written with Node.js" in synopsis  # [web server][]
+    assert "http.md" not in synopsis and "nodejs.org/en/download" not in synopsis  # the definitions' targets
+    assert "`node [options] [V8 options] [script.js | -e \"script\" | - ] [arguments]`" in synopsis  # code stays code
+
+
+@pytest.mark.parametrize(("markdown", "expected"), [
+    ("See [the guide](guide.md) and ![a cat](cat.png \"Cat\").", "See the guide and a cat."),
+    ("Use [`fs.open()`][] here.\n\n[`fs.open()`]: fs.md#open", "Use `fs.open()` here."),
+    ("A [full][ref] and a [shortcut].\n\n[ref]: a.md\n[shortcut]: <b.md> \"B\"", "A full and a shortcut."),
+    ("An [undefined][] label and [brackets] stay.", "An [undefined][] label and [brackets] stay."),
+    ("Code `[a](b.md)` and\n\n```\n[c](d.md)\n```", "Code `[a](b.md)` and ``` [c](d.md) ```"),
+])
+def test_markdown_link_cases(markdown, expected):
+    assert squash(convert(markdown.encode(), ".md").text) == expected
+
+
+# --- HTML permalink markers -------------------------------------------------------------------------
+
+SPHINX_PAGE = Path("/usr/share/doc/python3/python-policy.html")  # Debian's Python Policy, built by Sphinx
+
+
+def test_node_permalink_marks_leave_the_headings_clean():
+    source = (FIXTURES / "nodejs-api" / "synopsis.html").read_bytes()
+    assert b'<a class="mark" href="#usage"' in source  # every heading carries a "#" link to itself
+    text = convert(source, ".html").text
+    assert [line for line in text.split("\n") if line.startswith("#")][-3:] == ["## Usage and example", "### Usage", "### Example"]
+    assert not re.search(r"^#+ .*#$", text, re.MULTILINE)
+
+
+@pytest.mark.skipif(not SPHINX_PAGE.is_file(), reason="Debian's python3 documentation is not installed")
+def test_sphinx_headerlinks_leave_the_headings_clean():
+    source = SPHINX_PAGE.read_bytes()
+    assert source.count(b'class="headerlink"') > 40
+    converted = convert(source, ".html")
+    assert "\u00b6" not in converted.text and converted.dropped["permalinks"] > 40
+    lines = converted.text.split("\n")
+    assert "# Abstract" in lines
+    assert "### Navigation" not in lines  # Sphinx's role="navigation" bars are navigation
+
+
+@pytest.mark.parametrize(("html", "expected"), [
+    ('<h2>Setup<a class="headerlink" href="#setup" title="Permalink to this heading">\u00b6</a></h2>', "## Setup"),
+    ('<p>See <a href="#usage">Usage</a>, note <a href="#fn1">[1]</a>, back <a href="#r1">\u21a9</a>.</p>',
+     "See Usage, note [1], back ."),
+    ('<p>Elsewhere: <a href="other.html#x">\u00b6</a></p>', "Elsewhere: \u00b6"),  # not an anchor of this page
+])
+def test_permalink_cases(html, expected):
+    assert convert(f"<html><body>{html}</body></html>".encode(), ".html").text.strip() == expected

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rag.data import load_dataset
-from rag.data.near_duplicates import LeftOut, near_duplicates, shingles
+from rag.data.near_duplicates import NearDuplicate, near_duplicates, page_name, shingles
 from rag.types import Document
 
 from .conftest import CHROMIUM, needs_chromium
@@ -49,15 +49,15 @@ def test_keep_indexes_every_file(tmp_path):
     assert len(dataset.documents) == 2 * len(PAGES) and dataset.near_duplicates == {}
 
 
-def test_a_book_made_of_pages_is_left_out_and_its_pages_stay(tmp_path):
+def test_a_book_made_of_pages_is_reported_and_kept_with_its_pages(tmp_path):
     folder = node_folder(tmp_path)
     for page in PAGES:  # one format only, so the pages are not twins of each other
         (folder / f"{page}.html").unlink()
     parts = [(folder / f"{page}.md").read_bytes() for page in PAGES[:3]]
     (folder / "book.md").write_bytes(b"\n\n".join(parts))  # a single-page build: the pages, concatenated
     dataset = load(folder)
-    assert sorted(document.url for document in dataset.documents) == [f"{page}.md" for page in PAGES]
-    assert dataset.near_duplicates["book.md"].kind == "compilation"
+    assert sorted(document.url for document in dataset.documents) == ["book.md", *(f"{page}.md" for page in PAGES)]
+    assert dataset.near_duplicates["book.md"].kind == "compilation" and not dataset.near_duplicates["book.md"].left_out
     assert dataset.near_duplicates["book.md"].pages == 3
 
 
@@ -68,7 +68,8 @@ def test_a_book_with_text_of_its_own_is_kept(tmp_path):
     own = (FIXTURES / "pip-docs" / "cli" / "pip_install.rst").read_text(encoding="utf-8")  # longer than both pages
     parts = [(folder / f"{page}.md").read_text(encoding="utf-8") for page in ("punycode", "synopsis")]
     (folder / "book.md").write_text("\n\n".join([*parts, own]), encoding="utf-8")
-    assert "book.md" in {document.url for document in load(folder).documents}
+    dataset = load(folder)
+    assert "book.md" in {document.url for document in dataset.documents} and dataset.near_duplicates == {}
 
 
 @needs_chromium
@@ -82,7 +83,7 @@ def test_a_page_printed_to_pdf_by_chromium_is_a_twin_of_its_html(tmp_path):
     assert dataset.near_duplicates["querystring.pdf"].kept == "querystring.html"
 
 
-@pytest.mark.parametrize("folder", ["git-doc", "pip-docs"])
+@pytest.mark.parametrize("folder", ["git-doc", "pip-docs", "git-diff"])
 def test_folders_that_hold_no_page_twice_lose_nothing(folder, tmp_path):
     copy = tmp_path / folder
     shutil.copytree(FIXTURES / folder, copy, symlinks=True)
@@ -110,8 +111,28 @@ def test_small_pages_are_never_compared():
     documents = [Document(name, name, name, text, {}) for name in ("a.md", "b.md")]
     assert near_duplicates(documents) == {}
     long = " ".join(f"word{i}" for i in range(300))
-    documents = [Document(name, name, name, long, {}) for name in ("b.md", "a.md")]
-    assert near_duplicates(documents) == {"a.md": LeftOut("twin", "b.md", 0, 1.0)}  # the first of the walk is kept
+    documents = [Document(name, name, name, long, {}) for name in ("b/page.md", "a/page.html", "other.md")]
+    assert near_duplicates(documents) == {"a/page.html": NearDuplicate("twin", "b/page.md", 0, 1.0)}  # the first of the walk is kept
+
+
+@pytest.mark.parametrize(("url", "name"), [
+    ("api/assert.md", "assert"), ("_sources/Intro.rst.txt", "intro"), ("RelNotes/1.8.5.6.txt", "1.8.5.6"),
+    ("a.b.HTML", "a.b"), (".md", ".md"),
+])
+def test_the_page_name_strips_document_suffixes_only(url, name):
+    assert page_name(url) == name
+
+
+def test_pages_under_different_names_are_never_twins(tmp_path):
+    folder = tmp_path / "git"
+    folder.mkdir()
+    for page in ("git-diff-files.html", "git-diff-index.html"):  # two commands, one included option list
+        shutil.copy(FIXTURES / "git-diff" / page, folder / page)
+    kept = load(folder)
+    assert [document.url for document in kept.documents] == ["git-diff-files.html", "git-diff-index.html"]
+    vocabulary: dict[str, int] = {}
+    a, b = (set(shingles(document.text, vocabulary).tolist()) for document in kept.documents)
+    assert len(a & b) >= 0.7 * max(len(a), len(b))  # they share most of their text all the same
 
 
 def test_shingles_do_not_depend_on_the_process():
