@@ -96,7 +96,7 @@ def page_name(url: str) -> str:
     across formats: ``api/assert.md`` -> ``assert``, ``_sources/intro.rst.txt`` -> ``intro``,
     ``RelNotes/1.8.5.6.txt`` -> ``1.8.5.6``."""
     name = PurePosixPath(url).name
-    while (suffix := PurePosixPath(name).suffix.lower()) in PAGE_SUFFIXES and PurePosixPath(name).stem:
+    while PurePosixPath(name).suffix.lower() in PAGE_SUFFIXES and PurePosixPath(name).stem:
         name = PurePosixPath(name).stem
     return name.lower()
 
