@@ -83,6 +83,14 @@ def test_a_page_printed_to_pdf_by_chromium_is_a_twin_of_its_html(tmp_path):
     assert dataset.near_duplicates["querystring.pdf"].kept == "querystring.html"
 
 
+def test_the_source_sphinx_copies_beside_a_page_is_its_twin(tmp_path):
+    folder = tmp_path / "html"
+    shutil.copytree(FIXTURES / "sphinx-build", folder)
+    dataset = load(folder)
+    assert [document.url for document in dataset.documents] == ["user_guide.html"]
+    assert dataset.near_duplicates["_sources/user_guide.rst.txt"].kept == "user_guide.html"
+
+
 @pytest.mark.parametrize("folder", ["git-doc", "pip-docs", "git-diff"])
 def test_folders_that_hold_no_page_twice_lose_nothing(folder, tmp_path):
     copy = tmp_path / folder
