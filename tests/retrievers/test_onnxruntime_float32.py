@@ -88,7 +88,7 @@ def test_a_local_model_directory_runs_on_onnxruntime_too(tmp_path):
     (None, "/run/cache/models"),  # unset: the run's own cache
     ("", "/run/cache/models"),
     ("  ", "/run/cache/models"),
-    ("/shared/models", "/shared/models"),
+    ("/srv/models", "/srv/models"),
     ("~/models", str(Path("~/models").expanduser())),
 ])
 def test_the_model_cache_is_the_shared_directory_when_one_is_named(value, expected):
