@@ -24,6 +24,7 @@ line for line.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import cache
 
 from markdown_it import MarkdownIt
@@ -113,10 +114,11 @@ def myst_to_markdown(text: str) -> str:
 def link_texts(text: str, references: set[str]) -> str:
     """``text`` (Markdown prose) with each link and image outside a code span replaced by its text:
     inline ones always, reference ones where their label is among ``references`` (normalized labels)."""
-    spans = [match.span() for match in _CODE_SPAN.finditer(text)]
+    spans = [match.span() for match in _CODE_SPAN.finditer(text)]  # sorted, disjoint
 
     def in_code(position: int) -> bool:
-        return any(start <= position < end for start, end in spans)
+        at = bisect_right(spans, (position, float("inf"))) - 1
+        return at >= 0 and position < spans[at][1]
 
     def inline(match: re.Match) -> str:
         return match.group(0) if in_code(match.start()) else match.group(1)
