@@ -24,6 +24,10 @@ folder, in chunks (a chunk counts once per column):
 - hyphenation: in a chunk of a PDF, a word broken at a line end (a letter, ``-``, a line break, a
   lower-case letter; in the other formats a line break is the author's, read as a space);
 - tiny: 30 tokens or fewer, in a document of more than one chunk;
+- escapes: a Markdown backslash escape (a backslash before ASCII punctuation, ``\\_`` in
+  ``XDG\\_CONFIG\\_HOME``), outside code blocks and code spans: the reader sees the backslash, and the
+  ``simple`` tokenizer splits the identifier at it. Counted in documents, whose code fences pair up
+  (a chunk can start inside a code block that the chunker split);
 - duplicates: documents whose text equals an earlier document's (counted in documents).
 """
 
@@ -60,8 +64,9 @@ COUNTERS = {
     "hyphenation": re.compile(r"[^\W\d_]-[ \t]*\n[ \t]*[a-z]"),
 }
 PDF_ONLY = {True: ("xml",), False: ("hyphenation",)}  # columns left out for PDF chunks / for other chunks
+ESCAPE = re.compile(r"\\[!-/:-@\[-`{-~]")
 TINY_TOKENS = 30
-COLUMNS = ["documents", "chunks", *COUNTERS, "tiny", "duplicates"]
+COLUMNS = ["documents", "chunks", *COUNTERS, "tiny", "escapes", "duplicates"]
 
 
 def chunks_of(folder: Path, checkout: Path) -> dict:
@@ -77,7 +82,7 @@ def _is_pdf(doc_id: str) -> bool:
 
 
 def without_code(text: str) -> str:
-    """``text`` without its fenced code blocks and code spans, where link syntax is literal."""
+    """``text`` without its fenced code blocks and code spans, where link syntax and backslashes are literal."""
     return re.sub(r"(`+)[\s\S]*?(?<!`)\1(?!`)", "", re.sub(r"^[ \t]*```[\s\S]*?^[ \t]*```", "", text, flags=re.MULTILINE))
 
 
@@ -91,6 +96,7 @@ def counts(data: dict) -> dict[str, int]:
                           and rx.search(without_code(text) if name == "links" else text))
                 for name, rx in COUNTERS.items()})
     row["tiny"] = sum(1 for doc_id, _, n in chunks if n <= TINY_TOKENS and per_document[doc_id] > 1)
+    row["escapes"] = sum(1 for text in data["documents"] if ESCAPE.search(without_code(text)))
     row["duplicates"] = len(data["documents"]) - len(set(data["documents"]))
     return row
 

@@ -14,7 +14,8 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   element of class or id ``toc``, or a list whose text is all links to anchors of the same page), and
   permalink markers (a link to an anchor of the page whose text has no letter or digit: Sphinx's
   ``¶``, Node.js's ``#``), then markdownify with ATX headings; links and images keep only their text;
-  ``<title>`` is the title;
+  text is not escaped (markdownify's default writes ``XDG\\_CONFIG\\_HOME`` and ``\\*``: a backslash
+  the reader sees and the ``simple`` tokenizer splits the identifier at); ``<title>`` is the title;
 - ``.pdf``: pypdf's text of each page (PDFs hold no heading structure), cleaned by
   :mod:`rag.data.pdf_text`: running headers, footers and page numbers, dot-leader lines dropped,
   words broken at line ends joined, heading-like lines indented; the metadata title, else the first
@@ -186,7 +187,8 @@ def html_file(data: bytes) -> Converted:
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     if soup.title:
         soup.title.decompose()
-    text = MarkdownConverter(heading_style=ATX, strip=["a", "img"], bullets="-").convert_soup(soup)
+    text = MarkdownConverter(heading_style=ATX, strip=["a", "img"], bullets="-", escape_underscores=False,
+                             escape_asterisks=False).convert_soup(soup)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     dropped = {"table_of_contents": len(tables_of_contents), "permalinks": len(permalinks)}
     return Converted(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n", title or None,

@@ -18,7 +18,11 @@ shows cross-references by). Links and images outside code become their text, as 
 leaves them (``[text](url)``, ``![alt](src)``, and the reference forms ``[text][label]``, ``[text][]``,
 ``[text]`` where the label is defined), and link reference definitions (``[label]: url`` lines, which
 CommonMark never shows) disappear: Node.js's API pages end in dozens of them. Everything else is kept
-line for line.
+line for line, except that backslash
+escapes outside code (``XDG\\_CONFIG\\_HOME``, ``C:\\\\Users``) become the character they escape, as
+CommonMark shows them (:func:`unescaped`): the reader and the sparse tokenizers see the identifier,
+not a backslash that splits it. A ``\\#`` that starts a line keeps its
+backslash, so it never turns into a heading.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ _YAML_OPTIONS = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _DROPPED_TOKENS = frozenset({"myst_target", "myst_line_comment", "myst_block_break", "front_matter"})
 _DEFINITION = re.compile(r"^ {0,3}\[(?:[^\]\\]|\\.)+\]:")
 _CODE_SPAN = re.compile(r"(`+)[\s\S]*?(?<!`)\1(?!`)")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash before ASCII punctuation
 _LINK_TEXT = r"\[((?:[^\[\]\\]|\\.)*)\]"
 _INLINE_LINK = re.compile(r"!?" + _LINK_TEXT + r"\(\s*(?:<[^>\n]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)"
                           r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)")
@@ -96,8 +101,8 @@ def myst_to_markdown(text: str) -> str:
     index = 0
     while index <= len(lines):
         if index == len(lines) or index in replaced or index in code:
-            out.extend(link_texts(_ROLE.sub(lambda m: role_text(m.group(2)), "\n".join(prose)), references).split("\n")
-                       if prose else [])
+            out.extend(unescaped(link_texts(_ROLE.sub(lambda m: role_text(m.group(2)), "\n".join(prose)), references))
+                       .split("\n") if prose else [])
             prose = []
         if index == len(lines):
             break
@@ -116,17 +121,13 @@ def link_texts(text: str, references: set[str]) -> str:
     inline ones always, reference ones where their label is among ``references`` (normalized labels)."""
     spans = [match.span() for match in _CODE_SPAN.finditer(text)]  # sorted, disjoint
 
-    def in_code(position: int) -> bool:
-        at = bisect_right(spans, (position, float("inf"))) - 1
-        return at >= 0 and position < spans[at][1]
-
     def inline(match: re.Match) -> str:
-        return match.group(0) if in_code(match.start()) else match.group(1)
+        return match.group(0) if _inside(spans, match.start()) else match.group(1)
 
     def reference(match: re.Match) -> str:
         label = match.group(2) or match.group(1)
         known = normalizeReference(label) in references if label.strip() else False
-        return match.group(1) if known and not in_code(match.start()) else match.group(0)
+        return match.group(1) if known and not _inside(spans, match.start()) else match.group(0)
 
     if "](" in text:
         text = _INLINE_LINK.sub(inline, text)
@@ -134,6 +135,29 @@ def link_texts(text: str, references: set[str]) -> str:
         spans = [match.span() for match in _CODE_SPAN.finditer(text)]
         text = _REFERENCE_LINK.sub(reference, text)
     return text
+
+
+def _inside(spans: list[tuple[int, int]], position: int) -> bool:
+    """Whether ``position`` falls in one of ``spans`` (sorted, disjoint ``(start, end)`` pairs)."""
+    at = bisect_right(spans, (position, float("inf"))) - 1
+    return at >= 0 and position < spans[at][1]
+
+
+def unescaped(text: str) -> str:
+    """``text`` (Markdown prose) with each backslash escape outside a code span replaced by the
+    character it escapes, except a ``\\#`` that starts a line (it would read as a heading)."""
+    if "\\" not in text:
+        return text
+    spans = [match.span() for match in _CODE_SPAN.finditer(text)]  # sorted, disjoint
+
+    def character(match: re.Match) -> str:
+        if _inside(spans, match.start()):
+            return match.group(0)
+        if match.group(1) == "#" and not text[text.rfind("\n", 0, match.start()) + 1:match.start()].strip(" \t"):
+            return match.group(0)
+        return match.group(1)
+
+    return _ESCAPE.sub(character, text)
 
 
 def _directive(name: str, argument: str, token: Token) -> str:

@@ -295,3 +295,41 @@ def test_sphinx_headerlinks_leave_the_headings_clean():
 ])
 def test_permalink_cases(html, expected):
     assert convert(f"<html><body>{html}</body></html>".encode(), ".html").text.strip() == expected
+
+
+# --- Backslash escapes --------------------------------------------------------------------------------
+
+IDENTIFIER = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")  # GIT_DIR, GIT_CONFIG_NOSYSTEM
+
+
+def test_html_identifiers_reach_the_text_and_the_tokens_whole(git_doc):
+    page = (FIXTURES / "git-doc" / "git.html").read_bytes()
+    shown = BeautifulSoup(page, "html.parser").get_text()  # what a browser shows, read without markdownify
+    identifiers = set(IDENTIFIER.findall(shown))
+    assert len(identifiers) > 20 and "\\_" not in shown and "\\*" not in shown
+    text = by_url(git_doc)["git.html"].text
+    assert "\\_" not in text and "\\*" not in text
+    assert identifiers <= set(IDENTIFIER.findall(text))
+    tokens = set(make_tokenizer(TokenizerParams()).many([text])[0])
+    assert {identifier.lower() for identifier in identifiers} <= tokens  # GIT_DIR is one term, as a query types it
+
+
+def test_markdown_backslash_escapes_become_the_character_sphinx_shows(pip_docs):
+    source = (FIXTURES / "pip-docs" / "topics" / "configuration.md").read_text(encoding="utf-8")
+    assert "{file}`C:\\\\ProgramData\\\\pip\\\\pip.ini`" in source  # written escaped, shown with one backslash
+    text = by_url(pip_docs)["topics/configuration.md"].text
+    for path in ("C:\\ProgramData\\pip\\pip.ini", "%APPDATA%\\pip\\pip.ini", "%VIRTUAL_ENV%\\pip.ini"):
+        assert path in text, path
+    assert "\\\\" not in text
+
+
+@pytest.mark.parametrize(("markdown", "expected"), [
+    ("Set XDG\\_CONFIG\\_HOME to \\*.ini \\[x\\]", "Set XDG_CONFIG_HOME to *.ini [x]"),
+    ("Code `a\\_b` stays\n\n```\nc\\_d \\\\\n```", "Code `a\\_b` stays ``` c\\_d \\\\ ```"),
+    ("\\# not a heading, and \\# here", "\\# not a heading, and # here"),
+    ("A backslash before a letter \\n or a line end\\\nstays", "A backslash before a letter \\n or a line end\\ stays"),
+])
+def test_backslash_escape_cases(markdown, expected):
+    converted = convert(markdown.encode(), ".md").text
+    assert squash(converted) == expected
+    assert not list(headings(converted))
