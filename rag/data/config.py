@@ -80,6 +80,10 @@ class FilesDatasetConfig(_DatasetVariant):
     questions: Path | dict[str, Path] | None = None
     max_file_mb: float = Field(50.0, gt=0, description="larger files are skipped (too_large)")
     strict: bool = Field(False, description="an unreadable file is an error (exit 2) instead of skipped and counted")
+    generated_pages: Literal["drop", "keep"] = Field(
+        "drop", description="drop: files a documentation tool generated beside its pages (Sphinx's index, search and "
+                            "module-index pages, _sources/ and _static/) are left out (rag.data.generated); keep: "
+                            "they are read like the others")
     near_duplicates: Literal["drop", "keep"] = Field(
         "drop", description="drop: a file holding another's text (the same page in another format, a compilation "
                             "of pages) is left out (rag.data.near_duplicates); keep: every file is indexed")

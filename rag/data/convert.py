@@ -11,7 +11,7 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
 - ``.html``/``.htm``: BeautifulSoup, minus ``script``/``style``/``template``/``noscript``/``nav``
   and elements of ARIA role ``navigation`` (Sphinx's "related" bar and sidebar),
   the XML declaration, DOCTYPE, processing instructions and comments, and tables of contents (an
-  element of class or id ``toc``, or a list whose text is all links to anchors of the same page), and
+  element of class or id ``toc``, Sphinx's ``toctree-wrapper``, or a list whose text is all links to anchors of the same page), and
   permalink markers (a link to an anchor of the page whose text has no letter or digit: Sphinx's
   ``¶``, Node.js's ``#``), then markdownify with ATX headings; links and images keep only their text;
   text is not escaped (markdownify's default writes ``XDG\\_CONFIG\\_HOME`` and ``\\*``: a backslash
@@ -195,7 +195,7 @@ def html_file(data: bytes) -> Converted:
                      {name: n for name, n in dropped.items() if n})
 
 
-_TOC_NAMES = frozenset({"toc", "table-of-contents", "tableofcontents"})
+_TOC_NAMES = frozenset({"toc", "table-of-contents", "tableofcontents", "toctree-wrapper"})  # the last: Sphinx's toctree
 
 
 def _is_permalink(link) -> bool:
@@ -205,7 +205,8 @@ def _is_permalink(link) -> bool:
 
 
 def _is_table_of_contents(element) -> bool:
-    """An element of class or id ``toc``, or a list (``ul``/``ol``/``dl``) of three links or more whose
+    """An element of class or id ``toc`` (or one of :data:`_TOC_NAMES`: Sphinx's ``toctree-wrapper``, the
+    list a ``toctree`` directive writes, which the reStructuredText and MyST converters drop), or a list (``ul``/``ol``/``dl``) of three links or more whose
     text is all in links to anchors of the same page (``href="#..."``)."""
     names = {name.lower() for name in element.get("class") or []} | {str(element.get("id") or "").lower()}
     if names & _TOC_NAMES:

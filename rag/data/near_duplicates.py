@@ -24,8 +24,12 @@ Rule (measured on Debian's ``/usr/share/doc`` trees; docs/data.md, "Near-duplica
 - Two other documents are **twins** when they are one page (the same file name once the document
   suffixes are stripped: ``assert.md`` and ``assert.html``, ``guide/a.html`` and ``_sources/a.rst.txt``,
   :func:`page_name`) and each contains at least :data:`TWIN` of the other (``min(contained(A, B),
-  contained(B, A))``); twins form groups (transitively), and each group keeps the first document of
-  the sorted walk, the others are left out. Pages under different names are never twins, however
+  contained(B, A))``); twins form groups (transitively), and each group keeps one document, the
+  others are left out: the one whose format comes first in :data:`KEPT_FORMATS` (the page as
+  published, HTML, before its sources; structured sources before text read off a page layout; plain
+  text last, as Sphinx's ``_sources/*.rst.txt`` copies keep their markup), then the first of the
+  sorted walk. (The walk alone would keep ``_sources/c-api/abstract.rst.txt`` over
+  ``c-api/abstract.html`` in Python's documentation, as ``_`` sorts before ``c``.) Pages under different names are never twins, however
   much they share: Git's ``git-diff-index.html`` and ``git-diff-files.html`` are 88% the same included
   option list, yet document two commands.
 
@@ -56,6 +60,8 @@ TWIN = 0.5
 #: A shingle found in more documents than this is shared phrasing (navigation, licence lines), not a
 #: copy: neither counted nor compared.
 MAX_DOCUMENTS_PER_SHINGLE = 8
+#: Which format of twins is kept, most wanted first (see the module docstring).
+KEPT_FORMATS = (".html", ".htm", ".md", ".markdown", ".rst", ".docx", ".pdf", ".txt")
 #: The suffixes :func:`page_name` strips: the formats a folder is read in (so Sphinx's ``.rst.txt`` too).
 PAGE_SUFFIXES = frozenset(FILES_SUFFIXES)
 _WORD = re.compile(r"\w+")
@@ -99,6 +105,12 @@ def page_name(url: str) -> str:
     while PurePosixPath(name).suffix.lower() in PAGE_SUFFIXES and PurePosixPath(name).stem:
         name = PurePosixPath(name).stem
     return name.lower()
+
+
+def kept_rank(url: str) -> int:
+    """The place of ``url``'s format in :data:`KEPT_FORMATS` (lower is kept first among twins)."""
+    suffix = PurePosixPath(url).suffix.lower()
+    return KEPT_FORMATS.index(suffix) if suffix in KEPT_FORMATS else len(KEPT_FORMATS)
 
 
 def shingles(text: str, vocabulary: dict[str, int]) -> np.ndarray:
@@ -145,7 +157,7 @@ def shared_counts(sets: Sequence[np.ndarray]) -> dict[tuple[int, int], int]:
 
 def near_duplicates(documents: Sequence[Document]) -> dict[str, NearDuplicate]:
     """The twins to leave out and the compilations (url -> which), by the module docstring's rule;
-    ``documents`` in the order of the sorted walk (the first of twins is kept)."""
+    ``documents`` in the order of the sorted walk."""
     if len(documents) < 2:
         return {}
     vocabulary: dict[str, int] = {}
@@ -181,7 +193,8 @@ def near_duplicates(documents: Sequence[Document]) -> dict[str, NearDuplicate]:
                 and page_name(documents[a].url) == page_name(documents[b].url)):
             ra, rb = root(a), root(b)
             if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
+                kept, other = sorted((ra, rb), key=lambda i: (kept_rank(documents[i].url), i))
+                parent[other] = kept
             closeness[b] = max(closeness.get(b, 0.0), shared)
             closeness[a] = max(closeness.get(a, 0.0), shared)
     for i in compared:

@@ -3,7 +3,6 @@ per_query.csv, TREC runs, curves, report.html) and the manifest's last word."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from rag.config import RunConfig
@@ -74,7 +73,7 @@ def run_figures(run: RunContext, chunked: Chunked, retrieved: Retrieved, generat
                                   getattr(generation.generator, "model", None) if generation else None,
                                   generation.questions_per_set if generation else None),
         failed_answers=failed, ties=config.evaluation.ties, tied=tied,
-        files_read=dataset.files_read, files_skipped=dataset.files_skipped, near_duplicates=Counter(why.kind for why in dataset.near_duplicates.values()),
+        files_read=dataset.files_read, files_skipped=dataset.files_skipped, set_aside=dataset.set_aside(),
         skipped=dict(dataset.skipped),
         skipped_examples=list(dataset.skipped_examples), baselines=config.baselines, agreements=agreements,
         generation_facts=generation_facts, fidelity=retrieved.fidelity, int8_fidelity=retrieved.int8_fidelity,

@@ -58,7 +58,8 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
         f"Generation failures: {failures}" + (" (counted; the answer results of a set with one are withheld)"
                                               if failures else ""),
         *(["F" + files_fact(files["read"], files["skipped"],
-                            Counter(entry["kind"] for entry in result.manifest["data"].get("near_duplicates", {}).values()),
+                            Counter(entry["kind"] for entry in result.manifest["data"].get("near_duplicates", {}).values())
+                            + Counter(generated=len(result.manifest["data"].get("generated", []))),
                             result.manifest.get("chunks", {}).get("count"))[1:]] if files else []),
         "Invalid records or files skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
         f"Outputs: {portable_path(result.run_dir)}",

@@ -119,8 +119,20 @@ def test_small_pages_are_never_compared():
     documents = [Document(name, name, name, text, {}) for name in ("a.md", "b.md")]
     assert near_duplicates(documents) == {}
     long = " ".join(f"word{i}" for i in range(300))
-    documents = [Document(name, name, name, long, {}) for name in ("b/page.md", "a/page.html", "other.md")]
-    assert near_duplicates(documents) == {"a/page.html": NearDuplicate("twin", "b/page.md", 0, 1.0)}  # the first of the walk is kept
+    documents = [Document(name, name, name, long, {}) for name in ("b/page.md", "c/page.md", "other.md")]
+    assert near_duplicates(documents) == {"c/page.md": NearDuplicate("twin", "b/page.md", 0, 1.0)}
+
+
+@pytest.mark.parametrize(("walk", "kept"), [
+    (["b/page.md", "c/page.md"], "b/page.md"),  # one format: the first of the walk
+    (["_sources/page.rst.txt", "page.pdf", "z/page.html"], "z/page.html"),  # the page as published, wherever it is
+    (["page.docx", "page.txt", "x/page.md"], "x/page.md"),
+    (["a/page.pdf", "b/page.rst.txt"], "a/page.pdf"),  # plain text (a source copy) last
+])
+def test_twins_keep_the_first_format_of_the_kept_order_then_the_first_of_the_walk(walk, kept):
+    text = " ".join(f"word{i}" for i in range(300))
+    found = near_duplicates([Document(url, url, url, text, {}) for url in walk])
+    assert set(found) == set(walk) - {kept} and {why.kept for why in found.values()} == {kept}
 
 
 @pytest.mark.parametrize(("url", "name"), [
