@@ -185,6 +185,19 @@ def test_prose_sentences_join_wrapped_lines_and_leave_out_code_headings_and_list
                                      "The summit crater holds a lake of lava."]
 
 
+
+@pytest.mark.parametrize(("line", "sentence"), [
+    # Python's tutorial (tutorial/classes.html) as the HTML converter writes it: a name in a code span
+    ("When a class defines an `__init__()` method, class instantiation invokes `__init__()`.",
+     "When a class defines an __init__() method, class instantiation invokes __init__()."),
+    ("Set the `XDG_CONFIG_HOME` variable to a *new* folder and __save__ the _file_ there.",
+     "Set the XDG_CONFIG_HOME variable to a new folder and save the file there."),
+    ("The ``a `b` c`` form holds backticks and the `*args` form a star.",
+     "The a `b` c form holds backticks and the *args form a star."),
+])
+def test_prose_sentences_keep_the_text_of_code_spans_as_it_is(line, sentence):
+    assert prose_sentences(line + "\n") == [sentence]
+
 def test_template_questions_are_deterministic_by_seed_and_cached(tmp_path):
     def made(cache: str, seed: int):
         config = load_config(SMOKE_CONFIG, [f"cache_dir={tmp_path / cache}"])

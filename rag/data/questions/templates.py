@@ -18,7 +18,7 @@ the lines of a block are joined with spaces (wrapped source text stays one sente
 sentences (:mod:`rag.text.sentences`). A prose sentence starts with an upper-case letter (a chunk
 cut inside a sentence gives none), ends with ``.``, has 5 to 60 words, and holds no markup left
 over from conversion (``<``, ``>``, ``{``, ``}``, ``[``, ``]``, ``|``, ``::``, a ``:role:`` or a URL); inline
-code backticks and ``*``/``_`` emphasis are removed.
+code backticks and ``*``/``_`` emphasis are removed, the text of a code span kept as it is.
 
 ==============  ======================================================  ==========================
 kind            sentence                                                question / answer
@@ -175,7 +175,8 @@ _FENCE_LINE = re.compile(r"^\s*(```|~~~)")
 _SKIPPED_BLOCK = re.compile(r"^\s*(?:#{1,6}\s|\||>|\.\. |:[\w-]+:|[-=~^*+]{3,}\s*$)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|[a-z][.)])\s+")
 _MARKUP = re.compile(r"[<>{}|\[\]]|::|(?<!\w):[\w-]+:`|https?://|\bxml version\b")
-_INLINE = re.compile(r"`+|(?<!\w)[*_]{1,2}(?=\S)|(?<=\S)[*_]{1,2}(?!\w)")
+_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+_EMPHASIS = re.compile(r"`+|(?<!\w)[*_]{1,2}(?=\S)|(?<=\S)[*_]{1,2}(?!\w)")  # and stray backticks
 
 _DEFINITION = re.compile(
     r"^(?P<subject>[A-Z][^,;:()\[\]]{0,80}?)\s+(?P<verb>is|are)\s+(?P<predicate>(?:a|an|the)\s+[^;]+?)\.$")
@@ -198,8 +199,13 @@ class _Option(NamedTuple):
 
 
 def plain(text: str) -> str:
-    """``text`` without inline code backticks and ``*``/``_`` emphasis, white space runs made one space."""
-    return " ".join(_INLINE.sub("", text).split())
+    """``text`` without inline code backticks and ``*``/``_`` emphasis, white space runs made one space; a
+    code span's text is kept as it is (``__init__()`` is a name, not emphasis)."""
+    pieces, done = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        pieces += [_EMPHASIS.sub("", text[done:span.start()]), span.group(2)]
+        done = span.end()
+    return " ".join(("".join(pieces) + _EMPHASIS.sub("", text[done:])).split())
 
 
 def prose_sentences(text: str) -> list[str]:
