@@ -57,7 +57,7 @@ log = logging.getLogger(__name__)
 GeneratorKind = Literal["llm", "template"]
 GENERATOR_KINDS = ("llm", "template")
 OVERSAMPLE = 4
-CACHE_VERSION = 5  # bumped whenever a change of this package changes what a key makes
+CACHE_VERSION = 6  # bumped whenever a change of this package changes what a key makes
 GeneratorFactory = Callable[..., Any]
 
 
