@@ -63,6 +63,9 @@ def _options(text: str, title: str = "Field notes", url: str = "docs/notes.md",
      "What happens when magma reaches the surface of the earth?", "it is called lava"),
     ("A seismometer is used to record tremors beneath the summit.", "used_for",
      "What is used to record tremors beneath the summit?", "A seismometer"),
+    # Python's regex HOWTO: a determiner starts the subject like an article
+    ("Another zero-width assertion is the lookahead assertion.", "definition",
+     "What is another zero-width assertion?", "the lookahead assertion"),
 ])
 def test_each_template_by_hand(sentence, kind, question, answer):
     assert _options(sentence)[kind] == (question, answer)
@@ -142,6 +145,7 @@ def test_degree_predicates_and_unfinished_answers_make_no_question(sentence, kin
     ("If you don't want to use a custom memory allocator, set the bzalloc field to NULL.", "condition"),
     ("If you just want a makefile for Visual C, have a look at makefile.msc.", "condition"),
     ("Supplying --prune-tags is a shorthand for providing the tag refspec.", "definition"),  # a gerund
+    ("Perhaps the most important metacharacter is the backslash.", "definition"),  # Python's regex HOWTO
     # a judgement is no definition
     ("Interviews are a great way to have in-depth conversations with users.", "definition"),
     ("Interviews are a great way to have in-depth conversations with users.", "known_item"),

@@ -121,6 +121,12 @@ _PRONOUNS = frozenset("it this that these those he she they there here its his h
                       "each all some both either neither you we i".split())
 _NAME_PARTICLES = frozenset("of and de von van al la le der del da di du".split())
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
+#: First words of a subject that start a noun phrase like an article, lower-cased in the question
+#: ("Another zero-width assertion is ..." -> "What is another zero-width assertion?").
+_DETERMINERS = frozenset("another every many several various certain".split())
+#: Sentence adverbs: a subject starting with one is no noun phrase ("Perhaps the most important
+#: metacharacter is the backslash.", Python's regex HOWTO).
+_SENTENCE_ADVERBS = frozenset("perhaps maybe often sometimes always never again here".split())
 
 #: Words that leave a question unanswerable in front of a whole corpus ("What happens if this option
 #: is omitted?", "What is the first string?"): anaphora, deixis, ordinal positions and the authors' "we".
@@ -253,6 +259,7 @@ def _subject_ok(subject: str, max_words: int) -> bool:
     words = subject.split()
     first = words[0].lower() if words else ""
     return (0 < len(words) <= max_words and first not in _PRONOUNS and first not in _FRAGMENT_START
+            and first not in _SENTENCE_ADVERBS
             and not any(word.lower().endswith("ly") and len(word) > 4 for word in words)  # "Backups really are"
             and (bool(_ARTICLE.match(subject)) or first not in ENGLISH_STOPWORDS)
             and not any(word.lower() in _FRAGMENT_START - {"of", "and", "for", "in", "on", "to", "with", "from"}
@@ -310,7 +317,8 @@ def _sentence_options(sentence: str) -> list[_Option]:
         subject, predicate = match.group("subject").strip(), _clause(match.group("predicate"))
         gerund = subject.split()[0].lower().endswith("ing") and not _ARTICLE.match(subject)
         if _subject_ok(subject, MAX_SUBJECT_WORDS) and not _DEGREE_PREDICATE.match(predicate) and not gerund:
-            question_subject = _lower_first(subject) if _ARTICLE.match(subject) else subject
+            determined = _ARTICLE.match(subject) or subject.split()[0].lower() in _DETERMINERS
+            question_subject = _lower_first(subject) if determined else subject
             options.append(_Option("definition", "What {verb} {subject}?",
                                    f"What {match.group('verb')} {question_subject}?", predicate, subject))
             if proper_name(subject):
