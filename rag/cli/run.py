@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "file wins); required unless --docs is given")
     documents = parser.add_argument_group("your documents")
     documents.add_argument("--docs", type=Path, metavar="DIR",
-                           help="a folder of .md/.html/.pdf/.docx/.rst/.txt files as the data set (with the built-in "
+                           help="a folder of .md/.html/.xhtml/.pdf/.docx/.rst/.txt files as the data set (with the built-in "
                                 "'documents' config unless --config names another folder-of-files config)")
     documents.add_argument("--questions", type=Path, metavar="FILE",
                            help="with --docs: a question file (our JSONL); default: questions made from the documents")

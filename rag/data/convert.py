@@ -8,7 +8,7 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   Markdown (:mod:`rag.data.myst`), minus a YAML front matter block (whose ``title:`` becomes the title);
 - ``.rst``: docutils' parse written back as Markdown (:mod:`rag.data.rst`): section titles as ATX
   headings of their depth, directives and roles as their text or nothing;
-- ``.html``/``.htm``: BeautifulSoup, minus ``script``/``style``/``template``/``noscript``/``nav``
+- ``.html``/``.htm``/``.xhtml``: BeautifulSoup, minus ``script``/``style``/``template``/``noscript``/``nav``
   and elements of ARIA role ``navigation`` (Sphinx's "related" bar and sidebar),
   the XML declaration, DOCTYPE, processing instructions and comments, and tables of contents (an
   element of class or id ``toc``, Sphinx's ``toctree-wrapper``, or a list whose text is all links to anchors of the same page), and
@@ -163,7 +163,7 @@ def rst_file(data: bytes) -> Converted:
     return Converted(rst_to_markdown(decode_text(data)))
 
 
-@converter(".html", ".htm")
+@converter(".html", ".htm", ".xhtml")
 def html_file(data: bytes) -> Converted:
     """HTML through BeautifulSoup and markdownify (see the module docstring)."""
     from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction

@@ -39,7 +39,7 @@ class Dataset:
     ``question_provenance`` holds, per question set read from a file with a provenance sidecar
     (:mod:`rag.data.questions.provenance`), how it was made. A folder of files also records the files
     read once for having the same bytes as another (``duplicates``: duplicate -> file kept), the files
-a documentation tool generated, left out (``generated``, :mod:`rag.data.generated`), the files
+a documentation tool generated, left out (``generated``: file -> tool, :mod:`rag.data.generated`), the files
     holding others' text (``near_duplicates``: file -> which, :mod:`rag.data.near_duplicates`: twins
     left out, compilations kept),
     what its cleaning rules dropped, by rule (``cleaning``), and the lines found repeated across its
@@ -57,7 +57,7 @@ a documentation tool generated, left out (``generated``, :mod:`rag.data.generate
     files_skipped: int = 0
     question_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
     duplicates: dict[str, str] = field(default_factory=dict)
-    generated: list[str] = field(default_factory=list)
+    generated: dict[str, str] = field(default_factory=dict)
     near_duplicates: dict[str, NearDuplicate] = field(default_factory=dict)
     cleaning: dict[str, int] = field(default_factory=dict)
     boilerplate: list[str] = field(default_factory=list)

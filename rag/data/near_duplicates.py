@@ -61,7 +61,7 @@ TWIN = 0.5
 #: copy: neither counted nor compared.
 MAX_DOCUMENTS_PER_SHINGLE = 8
 #: Which format of twins is kept, most wanted first (see the module docstring).
-KEPT_FORMATS = (".html", ".htm", ".md", ".markdown", ".rst", ".docx", ".pdf", ".txt")
+KEPT_FORMATS = (".html", ".htm", ".xhtml", ".md", ".markdown", ".rst", ".docx", ".pdf", ".txt")
 #: The suffixes :func:`page_name` strips: the formats a folder is read in (so Sphinx's ``.rst.txt`` too).
 PAGE_SUFFIXES = frozenset(FILES_SUFFIXES)
 _WORD = re.compile(r"\w+")

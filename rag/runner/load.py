@@ -27,7 +27,7 @@ def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question
         "source_files": {source_name(path, dataset.source_root): sha256_file(path) for path in dataset.source_files},
         **({"files": {"read": dataset.files_read, "skipped": dataset.files_skipped}} if dataset.files_read is not None else {}),
         **({"duplicates": dict(dataset.duplicates),
-            "generated": list(dataset.generated),
+            "generated": dict(dataset.generated),
             "near_duplicates": {url: why.record() for url, why in dataset.near_duplicates.items()},
             "cleaning": dict(dataset.cleaning),
             "boilerplate_lines": list(dataset.boilerplate)} if dataset.files_read is not None else {}),
