@@ -23,6 +23,9 @@ from rag.data.questions.parse import ParsedQuestion, ParseFailure, parse_reply
     ('Here it is: {"q": "Who built it?", "a": "Roebling"} hope it helps', "Who built it?", "Roebling"),
     ("Who built it?\nJohn Roebling", "Who built it?", "John Roebling"),
     ("Answer: John Roebling\nQuestion: Who built it?", "Who built it?", "John Roebling"),  # answer first
+    # a name in a code span is a name, not emphasis (the delimiters of **bold** go)
+    ("**Question:** When is `__init__()` called?\n**Answer:** when a `Dog` is *created*",
+     "When is __init__() called?", "when a Dog is created"),
 ])
 def test_replies_in_every_accepted_shape_are_read(reply, question, answer):
     parsed = parse_reply(reply)

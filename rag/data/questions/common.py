@@ -1,5 +1,6 @@
 """What every question generator shares: the seeded random generator, proportional allocation,
-numbering, a document's first sentence, and the words questions are compared on.
+numbering, a document's first sentence, the words questions are compared on, and text without its
+inline Markdown (:func:`plain`).
 
 ``seeded_rng(seed, name)`` is ``random.Random(f"{seed}:{name}")``: a string seed hashes with SHA-512
 in CPython, so results never depend on ``PYTHONHASHSEED``.
@@ -16,6 +17,8 @@ from rag.stopwords import ENGLISH_STOPWORDS
 from rag.types import Document, Question
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+_EMPHASIS = re.compile(r"`+|(?<!\w)[*_]{1,2}(?=\S)|(?<=\S)[*_]{1,2}(?!\w)")  # and stray backticks
 
 
 def seeded_rng(seed: int, name: str) -> random.Random:
@@ -47,3 +50,13 @@ def content_words(text: str) -> set[str]:
     """The distinct content words of ``text``: Unicode word tokens (``\\w+``), case-folded, without
     NLTK's English stop words (:data:`rag.stopwords.ENGLISH_STOPWORDS`). Numbers count."""
     return {token for token in _TOKEN.findall(text.casefold()) if token not in ENGLISH_STOPWORDS}
+
+
+def plain(text: str) -> str:
+    """``text`` without inline code backticks and ``*``/``_`` emphasis, white space runs made one space; a
+    code span's text is kept as it is (``__init__()`` is a name, not emphasis)."""
+    pieces, done = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        pieces += [_EMPHASIS.sub("", text[done:span.start()]), span.group(2)]
+        done = span.end()
+    return " ".join(("".join(pieces) + _EMPHASIS.sub("", text[done:])).split())

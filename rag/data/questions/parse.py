@@ -19,7 +19,8 @@ Anything else is a :class:`ParseFailure` with a reason, never dropped silently:
 ``no_answer``     a question, but no answer after it
 ``empty``         the reply is blank
 
-Both fields are cleaned: surrounding quotes, markdown emphasis and white-space runs are removed.
+Both fields are cleaned: surrounding quotes, Markdown emphasis, code backticks (a code span's text
+kept as it is) and white-space runs are removed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+
+from rag.data.questions.common import plain
 
 REFUSAL = "refusal"
 NO_QUESTION = "no_question"
@@ -57,8 +60,9 @@ class ParseFailure:
 
 
 def clean(text: str) -> str:
-    """One line of text without markdown emphasis, surrounding quotes or repeated white space."""
-    text = " ".join(text.replace("**", "").replace("__", "").split())
+    """One line of text without Markdown emphasis and code backticks (:func:`plain`: a code span's text
+    kept as it is, so `__init__` stays a name), surrounding quotes or repeated white space."""
+    text = plain(text)
     while len(text) >= 2 and text[0] in "\"'“‘`" and text[-1] in "\"'”’`":
         text = text[1:-1].strip()
     return text

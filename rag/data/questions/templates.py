@@ -99,7 +99,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from rag.data.questions.common import content_words
+from rag.data.questions.common import content_words, plain
 from rag.data.questions.filters import Candidate
 from rag.data.questions.leak import document_names, names_gold
 from rag.data.questions.specificity import FolderTerms
@@ -181,8 +181,6 @@ _FENCE_LINE = re.compile(r"^\s*(```|~~~)")
 _SKIPPED_BLOCK = re.compile(r"^\s*(?:#{1,6}\s|\||>|\.\. |:[\w-]+:|[-=~^*+]{3,}\s*$)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|[a-z][.)])\s+")
 _MARKUP = re.compile(r"[<>{}|\[\]]|::|(?<!\w):[\w-]+:`|https?://|\bxml version\b")
-_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
-_EMPHASIS = re.compile(r"`+|(?<!\w)[*_]{1,2}(?=\S)|(?<=\S)[*_]{1,2}(?!\w)")  # and stray backticks
 
 _DEFINITION = re.compile(
     r"^(?P<subject>[A-Z][^,;:()\[\]]{0,80}?)\s+(?P<verb>is|are)\s+(?P<predicate>(?:a|an|the)\s+[^;]+?)\.$")
@@ -202,16 +200,6 @@ class _Option(NamedTuple):
     answer: str
     slot: str  # the part of the question the template filled in
     sentence: str = ""  # the prose sentence it was made from
-
-
-def plain(text: str) -> str:
-    """``text`` without inline code backticks and ``*``/``_`` emphasis, white space runs made one space; a
-    code span's text is kept as it is (``__init__()`` is a name, not emphasis)."""
-    pieces, done = [], 0
-    for span in _CODE_SPAN.finditer(text):
-        pieces += [_EMPHASIS.sub("", text[done:span.start()]), span.group(2)]
-        done = span.end()
-    return " ".join(("".join(pieces) + _EMPHASIS.sub("", text[done:])).split())
 
 
 def prose_sentences(text: str) -> list[str]:
