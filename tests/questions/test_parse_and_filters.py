@@ -128,3 +128,15 @@ def test_near_duplicates_are_removed_and_every_removal_is_counted():
     table = {row["filter"]: (row["in"], row["removed"]) for row in kept.table()}
     assert table["answer_unsupported"] == (4, 1) and table["near_duplicate"] == (3, 1)
     assert table["not_a_question"] == (4, 0)
+
+
+def test_a_fact_asked_the_other_way_round_is_a_near_duplicate():
+    chunk = ("Python 2.1 was released by the PSF. Zope Corporation is a sponsoring member of the PSF "
+             "(Python's license page)")
+    kept = QuestionFilter()
+    results = [kept.keep(Candidate(q, a, "license.html#0", "license.html", chunk, kind)) for q, a, kind in (
+        ("What is the name of the sponsoring member of the PSF?", "Zope Corporation", "known_item"),
+        ("What is Zope Corporation?", "a sponsoring member of the PSF", "definition"),  # the same fact, reversed
+        ("Who released Python 2.1?", "the PSF", "known_item"),  # its answer is in the first question, not the reverse
+    )]
+    assert results == [True, False, True]

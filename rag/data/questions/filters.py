@@ -22,7 +22,11 @@ reason                 a candidate is removed when
                        at token boundaries, and fewer than 80 % of its content words occur in the chunk
 ``near_duplicate``     the Jaccard similarity of its content-word set with an already kept
                        question's, or with a question the LLM was shown as an example, is >= 0.8
-                       (so an exact repeat too)
+                       (so an exact repeat too); or it asks a kept question's fact the other way
+                       round: each one's answer words are all among the other's question words
+                       ("What is the name of the sponsoring member of the PSF?" / "Zope
+                       Corporation" and "What is Zope Corporation?" / "a sponsoring member of the
+                       PSF", from one sentence in two overlapping chunks)
 =====================  ============================================================================
 
 Content words (:func:`rag.data.questions.common.content_words`): ``\\w+`` tokens, case-folded,
@@ -63,7 +67,7 @@ FILTERS: tuple[tuple[str, str], ...] = (
     ("names_gold_document", "the question does not name its gold document (leak)"),
     ("answer_in_question", "the answer does not occur in the question"),
     ("answer_unsupported", f"the answer occurs in its chunk, or >= {SUPPORT_SHARE:.0%} of its content words do"),
-    ("near_duplicate", f"content-word Jaccard < {DUPLICATE_JACCARD} with every kept question"),
+    ("near_duplicate", f"content-word Jaccard < {DUPLICATE_JACCARD} with every kept question, none asked the other way round"),
 )
 BIAS_BINS = (0.2, 0.4, 0.6, 0.8, 1.0)
 
@@ -136,18 +140,20 @@ class QuestionFilter:
         """``shown``: questions the generator was shown as examples; a copy of one is a near duplicate."""
         self.removed: Counter[str] = Counter()
         self.seen = 0
-        self._kept_words: list[set[str]] = [content_words(question) for question in shown]
+        self._kept: list[tuple[set[str], set[str]]] = [(content_words(question), set()) for question in shown]
 
     def keep(self, candidate: Candidate) -> bool:
         self.seen += 1
         reason = rejection(candidate)
-        words = content_words(candidate.question)
-        if reason is None and any(jaccard(words, kept) >= DUPLICATE_JACCARD for kept in self._kept_words):
+        words, answer = content_words(candidate.question), content_words(candidate.answer)
+        if reason is None and any(jaccard(words, kept) >= DUPLICATE_JACCARD
+                                  or (answer and kept_answer and answer <= kept and kept_answer <= words)
+                                  for kept, kept_answer in self._kept):
             reason = "near_duplicate"
         if reason is not None:
             self.removed[reason] += 1
             return False
-        self._kept_words.append(words)
+        self._kept.append((words, answer))
         return True
 
     def table(self) -> list[dict[str, Any]]:
