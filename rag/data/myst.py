@@ -36,6 +36,7 @@ from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 
 from rag.data.rst import DROPPED, role_text, rst_to_markdown, version_sentence
+from rag.text.sections import CODE_SPAN
 
 CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode"})
 _DIRECTIVE_INFO = re.compile(r"^\{([A-Za-z][\w:.+-]*)\}\s*(.*)$", re.DOTALL)
@@ -44,7 +45,6 @@ _OPTION_LINE = re.compile(r"^:[\w-]+:(?:\s.*)?$")
 _YAML_OPTIONS = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _DROPPED_TOKENS = frozenset({"myst_target", "myst_line_comment", "myst_block_break", "front_matter"})
 _DEFINITION = re.compile(r"^ {0,3}\[(?:[^\]\\]|\\.)+\]:")
-_CODE_SPAN = re.compile(r"(`+)[\s\S]*?(?<!`)\1(?!`)")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash before ASCII punctuation
 _LINK_TEXT = r"\[((?:[^\[\]\\]|\\.)*)\]"
 _INLINE_LINK = re.compile(r"!?" + _LINK_TEXT + r"\(\s*(?:<[^>\n]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)"
@@ -119,7 +119,7 @@ def myst_to_markdown(text: str) -> str:
 def link_texts(text: str, references: set[str]) -> str:
     """``text`` (Markdown prose) with each link and image outside a code span replaced by its text:
     inline ones always, reference ones where their label is among ``references`` (normalized labels)."""
-    spans = [match.span() for match in _CODE_SPAN.finditer(text)]  # sorted, disjoint
+    spans = [match.span() for match in CODE_SPAN.finditer(text)]  # sorted, disjoint
 
     def inline(match: re.Match) -> str:
         return match.group(0) if _inside(spans, match.start()) else match.group(1)
@@ -132,7 +132,7 @@ def link_texts(text: str, references: set[str]) -> str:
     if "](" in text:
         text = _INLINE_LINK.sub(inline, text)
     if references:
-        spans = [match.span() for match in _CODE_SPAN.finditer(text)]
+        spans = [match.span() for match in CODE_SPAN.finditer(text)]
         text = _REFERENCE_LINK.sub(reference, text)
     return text
 
@@ -148,7 +148,7 @@ def unescaped(text: str) -> str:
     character it escapes, except a ``\\#`` that starts a line (it would read as a heading)."""
     if "\\" not in text:
         return text
-    spans = [match.span() for match in _CODE_SPAN.finditer(text)]  # sorted, disjoint
+    spans = [match.span() for match in CODE_SPAN.finditer(text)]  # sorted, disjoint
 
     def character(match: re.Match) -> str:
         if _inside(spans, match.start()):

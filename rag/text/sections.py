@@ -5,7 +5,8 @@ spaces, optional closing ``#``s), as in CommonMark. A section runs from its head
 heading line (of any level); the text before the first heading is a section without a heading. The
 section *path* of a heading is the chain of open headings above it and itself: a level-``n`` heading
 closes every open heading of level ``n`` or deeper. Lines inside fenced code blocks (```` ``` ```` or
-``~~~``) are never headings (a ``# comment`` in a shell example, say).
+``~~~``) are never headings (a ``# comment`` in a shell example, say). The patterns of Markdown's
+literal regions (:data:`FENCE`, :data:`CODE_SPAN`) serve the other readers of Markdown text too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from dataclasses import dataclass
 
 ATX_HEADING = re.compile(r"^[ ]{0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ ]{0,3}\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+#: An inline code span (CommonMark: a backtick string, the code, the same backtick string), where
+#: Markdown syntax is literal; group 2 is the code.
+CODE_SPAN = re.compile(r"(`+)([\s\S]*?)(?<!`)\1(?!`)")
 PATH_SEPARATOR = " › "
 
 

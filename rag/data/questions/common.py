@@ -12,12 +12,12 @@ import random
 import re
 from collections.abc import Sequence
 
+from rag.text.sections import CODE_SPAN
 from rag.text.sentences import split_sentences
 from rag.stopwords import ENGLISH_STOPWORDS
 from rag.types import Document, Question
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
 _EMPHASIS = re.compile(r"`+|(?<!\w)[*_]{1,2}(?=\S)|(?<=\S)[*_]{1,2}(?!\w)")  # and stray backticks
 
 
@@ -56,7 +56,7 @@ def plain(text: str) -> str:
     """``text`` without inline code backticks and ``*``/``_`` emphasis, white space runs made one space; a
     code span's text is kept as it is (``__init__()`` is a name, not emphasis)."""
     pieces, done = [], 0
-    for span in _CODE_SPAN.finditer(text):
+    for span in CODE_SPAN.finditer(text):
         pieces += [_EMPHASIS.sub("", text[done:span.start()]), span.group(2)]
         done = span.end()
     return " ".join(("".join(pieces) + _EMPHASIS.sub("", text[done:])).split())
