@@ -62,10 +62,6 @@ a documentation tool generated, left out (``generated``: file -> tool, :mod:`rag
     cleaning: dict[str, int] = field(default_factory=dict)
     boilerplate: list[str] = field(default_factory=list)
 
-    def set_aside(self) -> Counter[str]:
-        """Files left out or flagged, by kind: ``generated``, ``twin`` and ``compilation``."""
-        return Counter(why.kind for why in self.near_duplicates.values()) + Counter(generated=len(self.generated))
-
 
 class DatasetLoader(ABC):
     """Builds a :class:`Dataset` from one config variant."""

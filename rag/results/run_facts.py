@@ -9,6 +9,7 @@ config nor the data packages (the results package stays above them)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,6 +94,14 @@ def skipped_facts(f: RunFigures) -> list[str]:
         *([f"... and {len(f.skipped_examples) - SKIPPED_LISTED} more (manifest.json lists them)"]
           if len(f.skipped_examples) > SKIPPED_LISTED else []),
     ]
+
+
+def set_aside(data: Mapping[str, Any]) -> Counter[str]:
+    """Files left out or flagged, by kind, from the manifest's ``data`` record of a folder of files:
+    ``generated`` (its ``generated`` map, :mod:`rag.data.generated`), ``twin`` and ``compilation``
+    (the kinds of its ``near_duplicates``, :mod:`rag.data.near_duplicates`)."""
+    return (Counter(entry["kind"] for entry in data.get("near_duplicates", {}).values())
+            + Counter(generated=len(data.get("generated", {}))))
 
 
 def files_fact(read: int, skipped: int, set_aside: Mapping[str, int], chunks: int | None) -> str:

@@ -16,7 +16,7 @@ from rag.results.format import legend
 from rag.results.headline import AnswerFailures, QuestionFigures, cannot_judge, figure_lines, headline
 from rag.results.html import write_html_report
 from rag.results.recommendation import recommend
-from rag.results.run_facts import RunFigures, generator_label, run_facts
+from rag.results.run_facts import RunFigures, generator_label, run_facts, set_aside
 from rag.results.validity import Agreement
 from rag.results.writers import write_comparison, write_trec_files
 from rag.runner.scoring import RetrievalScorer
@@ -73,7 +73,7 @@ def run_figures(run: RunContext, chunked: Chunked, retrieved: Retrieved, generat
                                   getattr(generation.generator, "model", None) if generation else None,
                                   generation.questions_per_set if generation else None),
         failed_answers=failed, ties=config.evaluation.ties, tied=tied,
-        files_read=dataset.files_read, files_skipped=dataset.files_skipped, set_aside=dataset.set_aside(),
+        files_read=dataset.files_read, files_skipped=dataset.files_skipped, set_aside=set_aside(run.manifest.data["data"]),
         skipped=dict(dataset.skipped),
         skipped_examples=list(dataset.skipped_examples), baselines=config.baselines, agreements=agreements,
         generation_facts=generation_facts, fidelity=retrieved.fidelity, int8_fidelity=retrieved.int8_fidelity,

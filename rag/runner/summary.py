@@ -8,11 +8,10 @@ verdicts with ``verbose``, stage timings (question generation included) and wher
 from __future__ import annotations
 
 import textwrap
-from collections import Counter
 
 from rag.config import portable_path
 from rag.generation.judge import agreement_line
-from rag.results.run_facts import files_fact
+from rag.results.run_facts import files_fact, set_aside
 from rag.results.format import TERMINAL_WIDTH, lift_lines, recommendation_lines, terminal_tables, verdict_lines
 from rag.runner.state import RunResult
 
@@ -57,9 +56,7 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
         *timer_lines,
         f"Generation failures: {failures}" + (" (counted; the answer results of a set with one are withheld)"
                                               if failures else ""),
-        *(["F" + files_fact(files["read"], files["skipped"],
-                            Counter(entry["kind"] for entry in result.manifest["data"].get("near_duplicates", {}).values())
-                            + Counter(generated=len(result.manifest["data"].get("generated", []))),
+        *(["F" + files_fact(files["read"], files["skipped"], set_aside(result.manifest["data"]),
                             result.manifest.get("chunks", {}).get("count"))[1:]] if files else []),
         "Invalid records or files skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
         f"Outputs: {portable_path(result.run_dir)}",
