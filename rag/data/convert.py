@@ -8,13 +8,13 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   Markdown (:mod:`rag.data.myst`), minus a YAML front matter block (whose ``title:`` becomes the title);
 - ``.rst``: docutils' parse written back as Markdown (:mod:`rag.data.rst`): section titles as ATX
   headings of their depth, directives and roles as their text or nothing;
-- ``.html``/``.htm``/``.xhtml``: BeautifulSoup, minus ``script``/``style``/``template``/``noscript``/``nav``
-  and elements of ARIA role ``navigation`` (Sphinx's "related" bar and sidebar),
-  the XML declaration, DOCTYPE, processing instructions and comments, and tables of contents (an
-  element of class or id ``toc``, Sphinx's ``toctree-wrapper``, or a list whose text is all links to anchors of the same page), and
-  permalink markers (a link to an anchor of the page whose text has no letter or digit: Sphinx's
-  ``¶``, Node.js's ``#``), then markdownify with ATX headings; links and images keep only their text;
-  text is not escaped (markdownify's default writes ``XDG\\_CONFIG\\_HOME`` and ``\\*``: a backslash
+- ``.html``/``.htm``/``.xhtml``: BeautifulSoup, minus ``script``/``style``/``template``/``noscript``/
+  ``nav`` and elements of ARIA role ``navigation`` (Sphinx's "related" bar and sidebar), the XML
+  declaration, DOCTYPE, processing instructions and comments, tables of contents (an element of
+  class or id ``toc``, Sphinx's ``toctree-wrapper``, or a list whose text is all links to anchors of
+  the same page), and permalink markers (a link to an anchor of the page whose text has no letter or
+  digit: Sphinx's ``¶``, Node.js's ``#``), then markdownify with ATX headings; links and images keep
+  only their text; text is not escaped (markdownify's default writes ``XDG\\_CONFIG\\_HOME`` and ``\\*``: a backslash
   the reader sees and the ``simple`` tokenizer splits the identifier at); ``<title>`` is the title;
 - ``.pdf``: pypdf's text of each page (PDFs hold no heading structure), cleaned by
   :mod:`rag.data.pdf_text`: running headers, footers and page numbers, dot-leader lines dropped,
@@ -206,8 +206,9 @@ def _is_permalink(link) -> bool:
 
 def _is_table_of_contents(element) -> bool:
     """An element of class or id ``toc`` (or one of :data:`_TOC_NAMES`: Sphinx's ``toctree-wrapper``, the
-    list a ``toctree`` directive writes, which the reStructuredText and MyST converters drop), or a list (``ul``/``ol``/``dl``) of three links or more whose
-    text is all in links to anchors of the same page (``href="#..."``)."""
+    list a ``toctree`` directive writes, which the reStructuredText and MyST converters drop), or a
+    list (``ul``/``ol``/``dl``) of three links or more whose text is all in links to anchors of the
+    same page (``href="#..."``)."""
     names = {name.lower() for name in element.get("class") or []} | {str(element.get("id") or "").lower()}
     if names & _TOC_NAMES:
         return True

@@ -278,7 +278,8 @@ class FilesLoader(DatasetLoader):
             skipped=dict(skipped.counts), skipped_examples=list(skipped.examples),
             source_files=[*read, *questions.files], source_root=root, question_provenance=questions.provenance,
             files_read=len(documents), files_skipped=sum(skipped.counts.values()),
-            duplicates=duplicates, generated=generated or {}, near_duplicates=found, cleaning=dict(cleaning), boilerplate=boilerplate,
+            duplicates=duplicates, generated=generated or {}, near_duplicates=found, cleaning=dict(cleaning),
+            boilerplate=boilerplate,
         )
 
 

@@ -39,11 +39,10 @@ class Dataset:
     ``question_provenance`` holds, per question set read from a file with a provenance sidecar
     (:mod:`rag.data.questions.provenance`), how it was made. A folder of files also records the files
     read once for having the same bytes as another (``duplicates``: duplicate -> file kept), the files
-a documentation tool generated, left out (``generated``: file -> tool, :mod:`rag.data.generated`), the files
-    holding others' text (``near_duplicates``: file -> which, :mod:`rag.data.near_duplicates`: twins
-    left out, compilations kept),
-    what its cleaning rules dropped, by rule (``cleaning``), and the lines found repeated across its
-    documents (``boilerplate``, the first few).
+    a documentation tool generated, left out (``generated``: file -> tool, :mod:`rag.data.generated`),
+    the files holding others' text (``near_duplicates``: file -> which, :mod:`rag.data.near_duplicates`:
+    twins left out, compilations kept), what its cleaning rules dropped, by rule (``cleaning``), and
+    the lines found repeated across its documents (``boilerplate``, the first few).
     """
 
     name: str

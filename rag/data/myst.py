@@ -17,12 +17,11 @@ outside code, ``{name}`text```, becomes its text by :func:`rag.data.rst.role_tex
 shows cross-references by). Links and images outside code become their text, as the HTML converter
 leaves them (``[text](url)``, ``![alt](src)``, and the reference forms ``[text][label]``, ``[text][]``,
 ``[text]`` where the label is defined), and link reference definitions (``[label]: url`` lines, which
-CommonMark never shows) disappear: Node.js's API pages end in dozens of them. Everything else is kept
-line for line, except that backslash
-escapes outside code (``XDG\\_CONFIG\\_HOME``, ``C:\\\\Users``) become the character they escape, as
+CommonMark never shows) disappear: Node.js's API pages end in dozens of them. Backslash escapes
+outside code (``XDG\\_CONFIG\\_HOME``, ``C:\\\\Users``) become the character they escape, as
 CommonMark shows them (:func:`unescaped`): the reader and the sparse tokenizers see the identifier,
-not a backslash that splits it. A ``\\#`` that starts a line keeps its
-backslash, so it never turns into a heading.
+not a backslash that splits it; a ``\\#`` that starts a line keeps its backslash, so it never turns
+into a heading. Everything else is kept line for line.
 """
 
 from __future__ import annotations

@@ -29,9 +29,9 @@ Rule (measured on Debian's ``/usr/share/doc`` trees; docs/data.md, "Near-duplica
   published, HTML, before its sources; structured sources before text read off a page layout; plain
   text last, as Sphinx's ``_sources/*.rst.txt`` copies keep their markup), then the first of the
   sorted walk. (The walk alone would keep ``_sources/c-api/abstract.rst.txt`` over
-  ``c-api/abstract.html`` in Python's documentation, as ``_`` sorts before ``c``.) Pages under different names are never twins, however
-  much they share: Git's ``git-diff-index.html`` and ``git-diff-files.html`` are 88% the same included
-  option list, yet document two commands.
+  ``c-api/abstract.html`` in Python's documentation, as ``_`` sorts before ``c``.) Pages under
+  different names are never twins, however much they share: Git's ``git-diff-index.html`` and
+  ``git-diff-files.html`` are 88% the same included option list, yet document two commands.
 
 Exact: every shingle is compared (no sampling), word ids from one vocabulary, shingles as 64-bit
 polynomial hashes of the ids (collisions ~1e-19 per pair), so the result does not depend on the
