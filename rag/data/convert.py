@@ -13,7 +13,9 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   declaration, DOCTYPE, processing instructions and comments, tables of contents (an element of
   class or id ``toc``, Sphinx's ``toctree-wrapper``, or a list whose text is all links to anchors of
   the same page), and permalink markers (a link to an anchor of the page whose text has no letter or
-  digit: Sphinx's ``¶``, Node.js's ``#``), then markdownify with ATX headings; links and images keep
+  digit: Sphinx's ``¶``, Node.js's ``#``); a list one of whose items holds a heading is layout and is
+  unwrapped (:func:`_is_layout_list`: Javadoc's class pages); a page that only redirects is marked
+  (:func:`redirect_target`); then markdownify with ATX headings; links and images keep
   only their text; text is not escaped (markdownify's default writes ``XDG\\_CONFIG\\_HOME`` and ``\\*``: a backslash
   the reader sees and the ``simple`` tokenizer splits the identifier at); ``<title>`` is the title;
 - ``.pdf``: pypdf's text of each page (PDFs hold no heading structure), cleaned by
@@ -57,7 +59,7 @@ NO_TEXT = "no_text"
 UNREADABLE = "unreadable"
 TOO_COMPLEX = "too_complex"
 
-SNIFF_BYTES = 8192  # a NUL byte among the first ones marks a text file as binary
+SNIFF_BYTES = 8192  # NUL bytes among the first ones mark a file as binary (:func:`looks_binary`)
 MAX_BLOCKS = 200_000  # paragraphs and table cells of a DOCX (100,000 short ones: 10 s at load average 9 on 2 cores)
 MAX_PAGES = 20_000  # pages of a PDF
 
@@ -78,6 +80,7 @@ class Converted:
     text: str
     title: str | None = None
     dropped: dict[str, int] = field(default_factory=dict)
+    redirect: str | None = None  # an HTML page that sends the browser on at once: where (:func:`redirect_target`)
 
 
 Converter = Callable[[bytes], Converted]
@@ -110,7 +113,8 @@ def convert(data: bytes, suffix: str) -> Converted:
         if suffix == ".pdf":
             raise Unreadable(NO_TEXT, "the PDF holds no text (scanned or image-only?)")
         raise Unreadable(EMPTY, "no text")
-    return Converted(nfkc(result.text), nfkc(result.title) if result.title else None, result.dropped)
+    return Converted(nfkc(result.text.replace("\x00", "")), nfkc(result.title) if result.title else None,
+                     result.dropped, result.redirect)
 
 
 def within_budget(count: int, budget: int, what: str) -> None:
@@ -120,10 +124,18 @@ def within_budget(count: int, budget: int, what: str) -> None:
                                       f"(rag.data.convert); split the file")
 
 
+def looks_binary(data: bytes) -> bool:
+    """Whether more than 1% of the first :data:`SNIFF_BYTES` bytes (and more than one) are NUL bytes. A
+    stray NUL is text: Javadoc writes the character of ``{@code \\u0000}`` as it is (Apache Commons
+    Lang's ``CharUtils.html`` holds two), and the text keeps it out (:func:`convert`)."""
+    head = data[:SNIFF_BYTES]
+    return head.count(b"\x00") > max(1, len(head) // 100)
+
+
 def decode_text(data: bytes) -> str:
     """UTF-8 text (a byte-order mark dropped, line ends made ``\\n``); binary or other encodings are
     :class:`Unreadable`."""
-    if b"\x00" in data[:SNIFF_BYTES]:
+    if looks_binary(data):
         raise Unreadable(BINARY, "binary content (NUL bytes), not text")
     try:
         text = data.decode("utf-8-sig")
@@ -169,9 +181,10 @@ def html_file(data: bytes) -> Converted:
     from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
     from markdownify import ATX, MarkdownConverter
 
-    if b"\x00" in data[:SNIFF_BYTES]:
+    if looks_binary(data):
         raise Unreadable(BINARY, "binary content (NUL bytes), not HTML")
     soup = BeautifulSoup(data, "html.parser")
+    redirect = redirect_target(soup)
     for element in [*soup(["script", "style", "template", "noscript", "nav"]), *soup(attrs={"role": "navigation"})]:
         if not element.decomposed:
             element.decompose()
@@ -184,15 +197,35 @@ def html_file(data: bytes) -> Converted:
     for element in tables_of_contents:
         if not element.decomposed:
             element.decompose()
+    layout_lists = [element for element in soup.find_all(["ul", "ol"]) if _is_layout_list(element)]
+    for element in layout_lists:
+        for item in element.find_all("li", recursive=False):
+            item.unwrap()
+        element.unwrap()
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     if soup.title:
         soup.title.decompose()
     text = MarkdownConverter(heading_style=ATX, strip=["a", "img"], bullets="-", escape_underscores=False,
                              escape_asterisks=False).convert_soup(soup)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    dropped = {"table_of_contents": len(tables_of_contents), "permalinks": len(permalinks)}
+    dropped = {"table_of_contents": len(tables_of_contents), "permalinks": len(permalinks),
+               "layout_lists": len(layout_lists)}
     return Converted(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n", title or None,
-                     {name: n for name, n in dropped.items() if n})
+                     {name: n for name, n in dropped.items() if n}, redirect)
+
+
+_REFRESH = re.compile(r"\s*0+(?:\.0*)?\s*[;,]\s*(?:url\s*=\s*)?(['\"]?)(?P<url>[^'\"]+)\1\s*\Z", re.IGNORECASE)
+
+
+def redirect_target(soup) -> str | None:
+    """Where an HTML page sends its reader at once, by ``<meta http-equiv="refresh" content="0; url=...">``
+    (the HTML standard's refresh with a delay of 0 s and a URL; rustdoc's pages for re-exported items,
+    Javadoc's ``overview-summary.html``, MkDocs' and Sphinx's redirect plugins write such pages), or
+    None: a page the browser leaves before it is shown is not a page a question is about."""
+    for meta in soup.find_all("meta", attrs={"http-equiv": True, "content": True}):
+        if meta["http-equiv"].strip().lower() == "refresh" and (match := _REFRESH.match(meta["content"])):
+            return match["url"].strip()
+    return None
 
 
 _TOC_NAMES = frozenset({"toc", "table-of-contents", "tableofcontents", "toctree-wrapper"})  # the last: Sphinx's toctree
@@ -217,6 +250,17 @@ def _is_table_of_contents(element) -> bool:
     links = element.find_all("a", href=True)
     return (len(links) >= 3 and all(link["href"].startswith("#") for link in links)
             and "".join(element.get_text().split()) == "".join("".join(link.get_text() for link in links).split()))
+
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def _is_layout_list(element) -> bool:
+    """A list (``ul``/``ol``) one of whose items holds a heading: page layout, not a list of items.
+    Javadoc (JDK 9 and later) puts every section of a class page (the summaries, the details, each
+    method's ``<h3>``) in the items of nested lists; read as lists, their headings became list text
+    (``- ### valueOf``) that starts no section. Unwrapped, each method is a section of its own."""
+    return any(item.find(_HEADINGS) is not None for item in element.find_all("li", recursive=False))
 
 
 @converter(".pdf")

@@ -16,8 +16,10 @@ or a Python warning) is printed with the file's relative path in front (:func:`n
 Files with the same bytes as a file read before them (a link to it, a copy) are read once: the later
 ones are listed in ``Dataset.duplicates`` (duplicate -> the file kept), never indexed. Files a
 documentation tool generated beside its pages (Sphinx's index and search pages and ``_sources/``
-copies, Doxygen's indices and source listings: :mod:`rag.data.generated`) are left out and listed
-in ``Dataset.generated`` (file -> tool), unless ``generated_pages: keep``. Lines that
+copies, Doxygen's, Javadoc's and rustdoc's indices and source listings: :mod:`rag.data.generated`),
+and HTML pages that only redirect the browser to another page (:func:`rag.data.convert.redirect_target`:
+:data:`REDIRECT`), are left out and listed in ``Dataset.generated`` (file -> tool), unless
+``generated_pages: keep``. Lines that
 repeat across the folder's documents (:mod:`rag.data.boilerplate`) are dropped after conversion; what
 the converters' cleaning rules and that rule dropped is counted in ``Dataset.cleaning``, the repeated
 lines listed in ``Dataset.boilerplate``. Then a page held again in another format (a twin:
@@ -52,7 +54,7 @@ from pathlib import Path, PurePosixPath
 from rag.data.boilerplate import drop_lines, repeated_lines
 from rag.data.config import FilesDatasetConfig
 from rag.data.convert import CONVERTERS, UNREADABLE, Unreadable, convert
-from rag.data.generated import generated_here
+from rag.data.generated import Tool, generated_here
 from rag.data.loaders import (
     DATASET_LOADERS, Dataset, DatasetLoader, questions_files, read_question_files, resolve_path,
 )
@@ -74,6 +76,8 @@ LINK_OUTSIDE = "link_outside"
 LINK_TO_FOLDER = "link_to_folder"
 NOT_REGULAR = "not_regular"
 MAX_LISTED = 1000  # skipped files listed by name in Dataset.skipped_examples (all are counted)
+#: What ``Dataset.generated`` names for an HTML page that only redirects (:func:`rag.data.convert.redirect_target`).
+REDIRECT = "redirect"
 BOILERPLATE_LISTED = 20  # repeated lines listed in Dataset.boilerplate (all are counted)
 MIB = 1 << 20
 
@@ -128,16 +132,19 @@ def walk(root: Path, paths: PathFilter, generated: dict[str, str] | None = None
     link that is not followed (with its problem). With ``generated`` (a dict), the wanted files a
     documentation tool generated (:mod:`rag.data.generated`) are put in it (file -> tool) instead
     of yielded."""
+    builds: dict[Path, Tool | None] = {}  # folder -> the tool whose build it is or lies in
     for folder, dirnames, filenames in os.walk(root, followlinks=False):
         here = Path(folder)
         links = [name for name in dirnames if (here / name).is_symlink()]
         dirnames[:] = sorted(name for name in dirnames if name not in links)
-        tool, tool_folders, tool_files = generated_here(dirnames, filenames) if generated is not None else (None, [], [])
+        tool, tool_folders, tool_files = (generated_here(dirnames, filenames, builds.get(here.parent))
+                                          if generated is not None else (None, [], []))
+        builds[here] = tool
         for name in tool_folders:
             dirnames.remove(name)
             inside = (name_text((Path(sub) / file).relative_to(root).as_posix())
                       for sub, _, files in os.walk(here / name, followlinks=False) for file in files)
-            generated.update((relative, tool) for relative in sorted(inside) if paths.wanted(relative))
+            generated.update((relative, tool.name) for relative in sorted(inside) if paths.wanted(relative))
         for name in sorted([*links, *filenames]):
             relative = name_text((here / name).relative_to(root).as_posix())
             if name in links:
@@ -145,7 +152,7 @@ def walk(root: Path, paths: PathFilter, generated: dict[str, str] | None = None
                     yield relative, here / name, _folder_link_problem(here / name)
             elif paths.wanted(relative):
                 if name in tool_files:
-                    generated[relative] = tool
+                    generated[relative] = tool.name
                 else:
                     yield relative, here / name, None
 
@@ -248,14 +255,19 @@ class FilesLoader(DatasetLoader):
                 log.warning("skipped %s: %s", relative, exc.reason)
                 continue
             del data
+            if converted.redirect is not None and generated is not None:
+                generated[relative] = REDIRECT
+                continue
             cleaning.update(converted.dropped)
             title = converted.title or first_heading(converted.text) or PurePosixPath(relative).stem
             documents.append(Document(relative, relative, title, converted.text, {"format": suffix[1:]}))
             read.append(path)
         for tool in sorted(set((generated or {}).values())):
             files = [relative for relative, by in generated.items() if by == tool]
-            log.warning("%d files left out as generated by %s, not pages (its indices, search and source pages; "
-                        "dataset.generated_pages: keep indexes them; docs/data.md): %s", len(files), tool, _first_named(files))
+            what = ("redirects, not pages (an HTML refresh at 0 s to another page" if tool == REDIRECT else
+                    f"generated by {tool}, not pages (its indices, search and source pages")
+            log.warning("%d files left out as %s; dataset.generated_pages: keep indexes them; docs/data.md): %s",
+                        len(files), what, _first_named(files))
         documents, boilerplate = _without_boilerplate(documents, cleaning)
         found = near_duplicates(documents) if config.near_duplicates == "drop" else {}
         left_out = {url: why for url, why in found.items() if why.left_out}

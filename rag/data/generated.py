@@ -17,6 +17,21 @@ generated pages and folders directly under it are left out:
   ``dir_*``), each class's list of all its members (``*-members``), the lists gathered from the pages
   (``todo``, ``deprecated``, ``bug``, ``test``), ``graph_legend``, the source listing of every file
   (``*_source``: the code again, beside the documented page), and ``search/``.
+- **Javadoc** (marker ``element-list``, or ``package-list`` before JDK 10: the list of packages every
+  build writes): the indices (``index-all``, ``index-files/``, ``allclasses*``, ``allpackages-index``,
+  ``overview-tree``, ``overview-frame``), the lists gathered from the pages (``constant-values``,
+  ``deprecated-list``, ``serialized-form``, ``new-list`` ...), the help page about Javadoc itself
+  (``help-doc``), ``search``, the source listings (``src-html/``: the code again, with line numbers),
+  the bundled scripts' licenses (``legal/``) and ``resources/``, ``script-dir/``, ``jquery/``; and in
+  every package folder below it, the package's class tree and use lists (``package-tree``,
+  ``package-use``, ``package-frame``) and ``class-use/`` (a page per class, listing where it is used).
+- **rustdoc** (marker ``crates.js``, or ``search-index.js`` in older builds): ``settings.html``,
+  ``help.html``, the source listings (``src/``), the trait implementor lists (``implementors/``,
+  ``trait.impl/``, ``type.impl/``), ``static.files/`` and ``search.desc/``; and in every crate folder
+  below it, ``all.html`` (a list of every item of the crate).
+
+A tool's rules for the folders below its build (Javadoc's, rustdoc's) hold down to the next folder
+that is a build of its own.
 """
 
 from __future__ import annotations
@@ -27,31 +42,48 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Tool:
-    """A documentation tool: the file that marks its build, and what it generates beside the pages."""
+    """A documentation tool: the files that mark its build, what it generates beside the pages in the
+    build's folder, and what it generates in every folder below it."""
 
     name: str
-    marker: str
+    markers: tuple[str, ...]
     pages: re.Pattern[str]  # file names, matched whole
     folders: frozenset[str]
+    nested_pages: re.Pattern[str] | None = None
+    nested_folders: frozenset[str] = frozenset()
 
 
 _HTML = r"\.(?:html|xhtml|htm)\Z"
 TOOLS = (
-    Tool("Sphinx", "searchindex.js", re.compile(r"(?:genindex(?:-[^/]+)?|search|[a-z]+-modindex)" + _HTML),
+    Tool("Sphinx", ("searchindex.js",), re.compile(r"(?:genindex(?:-[^/]+)?|search|[a-z]+-modindex)" + _HTML),
          frozenset({"_sources", "_static"})),
-    Tool("Doxygen", "doxygen.css",
+    Tool("Doxygen", ("doxygen.css",),
          re.compile(r"(?:(?:globals|functions|namespacemembers)(?:_[^/.]+)?|files|annotated|classes|hierarchy|inherits"
                     r"|namespaces|modules|pages|todo|deprecated|bug|test|graph_legend|dir_[0-9a-f]+|[^/]+-members"
                     r"|[^/]+_source)" + _HTML),
          frozenset({"search"})),
+    Tool("Javadoc", ("element-list", "package-list"),
+         re.compile(r"(?:index-all|allclasses(?:-index|-frame|-noframe)?|allpackages-index|overview-tree|overview-frame"
+                    r"|constant-values|deprecated-list|serialized-form|new-list|preview-list|restricted-list"
+                    r"|external-specs|system-properties|help-doc|search|package-tree|package-use|package-frame)" + _HTML),
+         frozenset({"index-files", "src-html", "legal", "resources", "script-dir", "jquery", "class-use"}),
+         re.compile(r"(?:package-tree|package-use|package-frame)" + _HTML), frozenset({"class-use"})),
+    Tool("rustdoc", ("crates.js", "search-index.js"), re.compile(r"(?:settings|help|all)" + _HTML),
+         frozenset({"src", "implementors", "trait.impl", "type.impl", "static.files", "search.desc"}),
+         re.compile(r"all" + _HTML)),
 )
 
 
-def generated_here(dirnames: list[str], filenames: list[str]) -> tuple[str | None, list[str], list[str]]:
-    """The tool whose build this folder is (its ``os.walk`` entry: the first of :data:`TOOLS` whose
-    marker it holds, or None), and the folders and files of it that the tool generated."""
-    for tool in TOOLS:
-        if tool.marker in filenames:
-            return (tool.name, [name for name in dirnames if name in tool.folders],
-                    [name for name in filenames if tool.pages.match(name)])
+def generated_here(dirnames: list[str], filenames: list[str], above: Tool | None = None
+                   ) -> tuple[Tool | None, list[str], list[str]]:
+    """The tool whose build this folder is or lies in (its ``os.walk`` entry: the first of :data:`TOOLS`
+    with a marker here, else ``above``, the tool of the folder above, for a tool with rules for the
+    folders below its build), and the folders and files here that the tool generated."""
+    own = next((tool for tool in TOOLS if any(marker in filenames for marker in tool.markers)), None)
+    if own is not None:
+        return (own, [name for name in dirnames if name in own.folders],
+                [name for name in filenames if own.pages.match(name)])
+    if above is not None and above.nested_pages is not None:
+        return (above, [name for name in dirnames if name in above.nested_folders],
+                [name for name in filenames if above.nested_pages.match(name)])
     return None, [], []
