@@ -13,7 +13,9 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   declaration, DOCTYPE, processing instructions and comments, tables of contents (an element of
   class or id ``toc``, Sphinx's ``toctree-wrapper``, or a list whose text is all links to anchors of
   the same page), and permalink markers (a link to an anchor of the page whose text has no letter or
-  digit: Sphinx's ``¶``, Node.js's ``#``); a list one of whose items holds a heading is layout and is
+  digit: Sphinx's ``¶``, Node.js's ``#``), what a documentation tool writes on every page alike
+  (rustdoc's implementation lists and "source" links: :mod:`rag.data.generated`); a list one of
+  whose items holds a heading is layout and is
   unwrapped (:func:`_is_layout_list`: Javadoc's class pages); a page that only redirects is marked
   (:func:`redirect_target`); then markdownify with ATX headings; links and images keep
   only their text; text is not escaped (markdownify's default writes ``XDG\\_CONFIG\\_HOME`` and ``\\*``: a backslash
@@ -181,11 +183,17 @@ def html_file(data: bytes) -> Converted:
     from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
     from markdownify import ATX, MarkdownConverter
 
+    from rag.data.generated import GENERATED_LINK_CLASSES, GENERATED_SECTION_IDS
+
     if looks_binary(data):
         raise Unreadable(BINARY, "binary content (NUL bytes), not HTML")
     soup = BeautifulSoup(data, "html.parser")
     redirect = redirect_target(soup)
     for element in [*soup(["script", "style", "template", "noscript", "nav"]), *soup(attrs={"role": "navigation"})]:
+        if not element.decomposed:
+            element.decompose()
+    generated = [*soup.find_all(id=list(GENERATED_SECTION_IDS)), *soup.find_all("a", class_=list(GENERATED_LINK_CLASSES))]
+    for element in generated:
         if not element.decomposed:
             element.decompose()
     for node in soup.find_all(string=lambda node: isinstance(node, (Comment, Declaration, Doctype, ProcessingInstruction))):
@@ -209,7 +217,7 @@ def html_file(data: bytes) -> Converted:
                              escape_asterisks=False).convert_soup(soup)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     dropped = {"table_of_contents": len(tables_of_contents), "permalinks": len(permalinks),
-               "layout_lists": len(layout_lists)}
+               "layout_lists": len(layout_lists), "generated_sections": len(generated)}
     return Converted(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n", title or None,
                      {name: n for name, n in dropped.items() if n}, redirect)
 

@@ -2,7 +2,7 @@
 documentation (tests/fixtures/thirdparty/sphinx-tree: its index, search page, source copies and
 three pages, as Sphinx wrote them), part of the Doxygen 1.9.4 build of APT's library reference
 (doxygen-apt), part of the Javadoc build of argparse4j (javadoc-argparse4j) and of the rustdoc build
-of the quote crate (rustdoc-quote), and, where Debian's python3.11-doc is installed, Python's own
+in Debian's cargo-doc (rustdoc-cargo), and, where Debian's python3.11-doc is installed, Python's own
 documentation; and HTML pages that only redirect (rag.data.convert.redirect_target). The oracles are
 the files the tools wrote: their markup read with BeautifulSoup, the titles the tools gave them."""
 
@@ -26,7 +26,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "thirdparty"
 TREE = FIXTURES / "sphinx-tree"
 DOXYGEN = FIXTURES / "doxygen-apt"
 JAVADOC = FIXTURES / "javadoc-argparse4j"
-RUSTDOC = FIXTURES / "rustdoc-quote"
+RUSTDOC = FIXTURES / "rustdoc-cargo"
 PAGES = ["index.html", "topics/caching.html", "topics/index.html"]
 SPHINX_WROTE = ["_sources/index.md.txt", "_sources/topics/caching.md.txt", "_sources/topics/index.md.txt",
                 "genindex.html", "search.html"]
@@ -174,7 +174,8 @@ def test_javadoc_indices_help_and_use_pages_are_left_out_in_every_package_folder
 
 def test_rustdoc_source_listings_item_lists_and_redirects_are_left_out():
     dataset = load(RUSTDOC)
-    assert sorted(document.url for document in dataset.documents) == ["quote/index.html", "quote/macro.quote.html"]
+    assert sorted(document.url for document in dataset.documents) == ["proc_macro2/enum.Spacing.html", "quote/index.html",
+                                                                      "quote/macro.quote.html"]
     assert dataset.generated == {"settings.html": "rustdoc", "quote/all.html": "rustdoc",
                                  "src/quote/spanned.rs.html": "rustdoc", "quote/macro.quote!.html": "redirect"}
     named = titles(RUSTDOC)
@@ -234,3 +235,19 @@ def test_javadoc_sections_in_list_items_become_headings_and_a_list_of_items_stay
     assert converted.dropped["layout_lists"] > 0
     prose = convert(b"<ul><li>one <b>item</b></li><li>two</li></ul><ol><li><p>a step</p></li></ol>", ".html")
     assert prose.text.split("\n")[:2] == ["- one **item**", "- two"] and "layout_lists" not in prose.dropped
+
+
+def test_rustdoc_implementation_lists_written_on_every_type_page_and_source_links_are_dropped():
+    page = (RUSTDOC / "proc_macro2" / "enum.Spacing.html").read_bytes()
+    soup = BeautifulSoup(page, "html.parser")
+    headings = {h["id"]: " ".join(h.get_text().split()) for h in soup.find_all("h2", id=True)}
+    assert headings["synthetic-implementations"] == "Auto Trait Implementations"
+    assert headings["blanket-implementations"] == "Blanket Implementations"
+    blanket = [" ".join(h.get_text().split()) for h in soup.find(id="blanket-implementations-list").find_all("h3")]
+    assert any(impl.startswith("impl<T> From<T> for T") for impl in blanket)
+    text = convert(page, ".html").text
+    assert "Auto Trait Implementations" not in text and "Blanket Implementations" not in text
+    assert not any(impl.split(" where")[0] in text for impl in blanket)
+    assert "Trait Implementations" in text  # the type's own trait implementations stay
+    assert words(soup.find("div", class_="docblock").get_text()) in words(text)  # and its description
+    assert not any(line.strip() == "source" for line in text.split("\n"))  # rustdoc's "source" link beside each item
