@@ -137,7 +137,7 @@ def walk(root: Path, paths: PathFilter, generated: dict[str, str] | None = None
         here = Path(folder)
         links = [name for name in dirnames if (here / name).is_symlink()]
         dirnames[:] = sorted(name for name in dirnames if name not in links)
-        tool, tool_folders, tool_files = (generated_here(dirnames, filenames, builds.get(here.parent))
+        tool, tool_folders, tool_files = (generated_here(here, dirnames, filenames, builds.get(here.parent))
                                           if generated is not None else (None, [], []))
         builds[here] = tool
         for name in tool_folders:

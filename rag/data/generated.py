@@ -30,6 +30,10 @@ generated pages and folders directly under it are left out:
   ``trait.impl/``, ``type.impl/``), ``static.files/`` and ``search.desc/``; and in every crate folder
   below it, ``all.html`` (a list of every item of the crate).
 
+- **MkDocs** (marker ``search/search_index.json``, written by its search plugin, on by default):
+  ``404.html`` (the site's "404 - Not found" page) and ``search.html`` (the search page of MkDocs'
+  own themes).
+
 A tool's rules for the folders below its build (Javadoc's, rustdoc's) hold down to the next folder
 that is a build of its own.
 
@@ -45,6 +49,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,7 @@ TOOLS = (
     Tool("rustdoc", ("crates.js", "search-index.js"), re.compile(r"(?:settings|help|all)" + _HTML),
          frozenset({"src", "implementors", "trait.impl", "type.impl", "static.files", "search.desc"}),
          re.compile(r"all" + _HTML)),
+    Tool("MkDocs", ("search/search_index.json",), re.compile(r"(?:404|search)" + _HTML), frozenset()),
 )
 
 
@@ -89,12 +95,16 @@ GENERATED_SECTION_IDS = ("synthetic-implementations", "synthetic-implementations
 GENERATED_LINK_CLASSES = ("srclink",)
 
 
-def generated_here(dirnames: list[str], filenames: list[str], above: Tool | None = None
+def generated_here(here: Path, dirnames: list[str], filenames: list[str], above: Tool | None = None
                    ) -> tuple[Tool | None, list[str], list[str]]:
-    """The tool whose build this folder is or lies in (its ``os.walk`` entry: the first of :data:`TOOLS`
-    with a marker here, else ``above``, the tool of the folder above, for a tool with rules for the
-    folders below its build), and the folders and files here that the tool generated."""
-    own = next((tool for tool in TOOLS if any(marker in filenames for marker in tool.markers)), None)
+    """The tool whose build the folder ``here`` is or lies in (its ``os.walk`` entry: the first of
+    :data:`TOOLS` with a marker here (a file name, or a path below ``here``), else ``above``, the tool
+    of the folder above, for a tool with rules for the folders below its build), and the folders and
+    files here that the tool generated."""
+    def marks(marker: str) -> bool:
+        return (here / marker).is_file() if "/" in marker else marker in filenames
+
+    own = next((tool for tool in TOOLS if any(marks(marker) for marker in tool.markers)), None)
     if own is not None:
         return (own, [name for name in dirnames if name in own.folders],
                 [name for name in filenames if own.pages.match(name)])

@@ -2,7 +2,7 @@
 documentation (tests/fixtures/thirdparty/sphinx-tree: its index, search page, source copies and
 three pages, as Sphinx wrote them), part of the Doxygen 1.9.4 build of APT's library reference
 (doxygen-apt), part of the Javadoc build of argparse4j (javadoc-argparse4j) and of the rustdoc build
-in Debian's cargo-doc (rustdoc-cargo), and, where Debian's python3.11-doc is installed, Python's own
+in Debian's cargo-doc (rustdoc-cargo), of the MkDocs build of mkdocs-literate-nav's documentation, and, where Debian's python3.11-doc is installed, Python's own
 documentation; and HTML pages that only redirect (rag.data.convert.redirect_target). The oracles are
 the files the tools wrote: their markup read with BeautifulSoup, the titles the tools gave them."""
 
@@ -26,6 +26,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "thirdparty"
 TREE = FIXTURES / "sphinx-tree"
 DOXYGEN = FIXTURES / "doxygen-apt"
 JAVADOC = FIXTURES / "javadoc-argparse4j"
+MKDOCS = FIXTURES / "mkdocs-literate-nav"
 RUSTDOC = FIXTURES / "rustdoc-cargo"
 PAGES = ["index.html", "topics/caching.html", "topics/index.html"]
 SPHINX_WROTE = ["_sources/index.md.txt", "_sources/topics/caching.md.txt", "_sources/topics/index.md.txt",
@@ -251,3 +252,16 @@ def test_rustdoc_implementation_lists_written_on_every_type_page_and_source_link
     assert "Trait Implementations" in text  # the type's own trait implementations stay
     assert words(soup.find("div", class_="docblock").get_text()) in words(text)  # and its description
     assert not any(line.strip() == "source" for line in text.split("\n"))  # rustdoc's "source" link beside each item
+
+
+def test_mkdocs_not_found_page_is_left_out_where_its_search_index_marks_the_build(tmp_path):
+    assert '"docs"' in (MKDOCS / "search" / "search_index.json").read_text(encoding="utf-8")  # MkDocs' search plugin
+    named = titles(MKDOCS)
+    dataset = load(MKDOCS)
+    assert [document.url for document in dataset.documents] == ["reference.html"]
+    assert dataset.generated == {"404.html": "MkDocs"}
+    assert "404 - Not found" in convert((MKDOCS / "404.html").read_bytes(), ".html").text and named["404.html"]
+    folder = tmp_path / "site"
+    shutil.copytree(MKDOCS, folder)
+    (folder / "search" / "search_index.json").unlink()  # no marker: a 404.html elsewhere is read
+    assert "404.html" in {document.url for document in load(folder).documents}
