@@ -82,9 +82,9 @@ class FilesDatasetConfig(_DatasetVariant):
     strict: bool = Field(False, description="an unreadable file is an error (exit 2) instead of skipped and counted")
     generated_pages: Literal["drop", "keep"] = Field(
         "drop", description="drop: files a documentation tool generated beside its pages (Sphinx's index, search and "
-                            "module-index pages, _sources/ and _static/; Doxygen's, Javadoc's and rustdoc's indices, MkDocs' 404 page, "
-                            "member and use lists and source listings) and HTML pages that only redirect are left out "
-                            "(rag.data.generated); keep: they are read like the others")
+                            "module-index pages, _sources/ and _static/; Doxygen's, Javadoc's and rustdoc's indices, "
+                            "member and use lists and source listings; MkDocs' 404 page) and HTML pages that only "
+                            "redirect are left out (rag.data.generated); keep: they are read like the others")
     near_duplicates: Literal["drop", "keep"] = Field(
         "drop", description="drop: a file holding another's text (the same page in another format, a compilation "
                             "of pages) is left out (rag.data.near_duplicates); keep: every file is indexed")
