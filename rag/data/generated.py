@@ -26,7 +26,8 @@ generated pages and folders directly under it are left out:
   every package folder below it, the package's class tree and use lists (``package-tree``,
   ``package-use``, ``package-frame``) and ``class-use/`` (a page per class, listing where it is used).
 - **rustdoc** (marker ``crates.js``, or ``search-index.js`` in older builds): ``settings.html``,
-  ``help.html``, the source listings (``src/``), the trait implementor lists (``implementors/``,
+  ``help.html``, the licenses of the fonts it bundles (``COPYRIGHT.txt``, ``LICENSE-MIT.txt``,
+  ``FiraSans-LICENSE.txt`` ...), the source listings (``src/``), the trait implementor lists (``implementors/``,
   ``trait.impl/``, ``type.impl/``), ``static.files/`` and ``search.desc/``; and in every crate folder
   below it, ``all.html`` (a list of every item of the crate).
 
@@ -80,7 +81,9 @@ TOOLS = (
                     r"|external-specs|system-properties|help-doc|search|package-tree|package-use|package-frame)" + _HTML),
          frozenset({"index-files", "src-html", "legal", "resources", "script-dir", "jquery", "class-use"}),
          re.compile(r"(?:package-tree|package-use|package-frame)" + _HTML), frozenset({"class-use"})),
-    Tool("rustdoc", ("crates.js", "search-index.js"), re.compile(r"(?:settings|help|all)" + _HTML),
+    Tool("rustdoc", ("crates.js", "search-index.js"),
+         re.compile(r"(?:settings|help|all)" + _HTML + r"|(?:COPYRIGHT|LICENSE-MIT|LICENSE-APACHE|[A-Za-z0-9]+-LICENSE)"
+                    r"\.(?:txt|md)\Z"),
          frozenset({"src", "implementors", "trait.impl", "type.impl", "static.files", "search.desc"}),
          re.compile(r"all" + _HTML)),
     Tool("MkDocs", ("search/search_index.json",), re.compile(r"(?:404|search)" + _HTML), frozenset()),

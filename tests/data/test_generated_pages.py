@@ -103,6 +103,8 @@ def test_exclude_and_include_still_apply_to_what_is_generated(tmp_path):
     ("Javadoc", "index.html", False), ("Javadoc", "package-summary.html", False), ("Javadoc", "overview-summary.html", False),
     ("Javadoc", "ArgumentParsers.html", False), ("Javadoc", "HelpFormatter.html", False),
     ("rustdoc", "settings.html", True), ("rustdoc", "help.html", True), ("rustdoc", "all.html", True),
+    ("rustdoc", "COPYRIGHT.txt", True), ("rustdoc", "LICENSE-MIT.txt", True), ("rustdoc", "SourceSerif4-LICENSE.md", True),
+    ("rustdoc", "LICENSE.txt", False), ("rustdoc", "COPYRIGHT.html", False),
     ("rustdoc", "index.html", False), ("rustdoc", "struct.Ident.html", False), ("rustdoc", "fn.all.html", False),
 ])
 def test_generated_page_names(tool, name, generated):
@@ -177,9 +179,10 @@ def test_rustdoc_source_listings_item_lists_and_redirects_are_left_out():
     dataset = load(RUSTDOC)
     assert sorted(document.url for document in dataset.documents) == ["proc_macro2/enum.Spacing.html", "quote/index.html",
                                                                       "quote/macro.quote.html"]
-    assert dataset.generated == {"settings.html": "rustdoc", "quote/all.html": "rustdoc",
+    assert dataset.generated == {"settings.html": "rustdoc", "quote/all.html": "rustdoc", "COPYRIGHT.txt": "rustdoc",
                                  "src/quote/spanned.rs.html": "rustdoc", "quote/macro.quote!.html": "redirect"}
     named = titles(RUSTDOC)
+    assert "Fira Sans" in (RUSTDOC / "COPYRIGHT.txt").read_text(encoding="utf-8")  # the fonts rustdoc bundles
     assert named["quote/all.html"] == "List of all items in this crate" and named["src/quote/spanned.rs.html"].endswith("- source")
     stub = BeautifulSoup((RUSTDOC / "quote" / "macro.quote!.html").read_bytes(), "html.parser")
     target = stub.find("meta", attrs={"http-equiv": "refresh"})["content"].split("URL=")[1]
