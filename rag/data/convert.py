@@ -13,8 +13,9 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   declaration, DOCTYPE, processing instructions and comments, tables of contents (an element of
   class or id ``toc``, Sphinx's ``toctree-wrapper``, or a list whose text is all links to anchors of
   the same page), and permalink markers (a link to an anchor of the page whose text has no letter or
-  digit: Sphinx's ``¶``, Node.js's ``#``), what a documentation tool writes on every page alike
-  (rustdoc's implementation lists and "source" links: :mod:`rag.data.generated`); a list one of
+  digit: Sphinx's ``¶``, Node.js's ``#``), what a documentation tool named in the page's
+  ``<meta name="generator">`` writes on every page alike (rustdoc's implementation lists, "source"
+  links and toggles: :data:`rag.data.generated.PAGE_FURNITURE`); a list one of
   whose items holds a heading is layout and is
   unwrapped (:func:`_is_layout_list`: Javadoc's class pages); a page that only redirects is marked
   (:func:`redirect_target`); then markdownify with ATX headings; links and images keep
@@ -183,7 +184,7 @@ def html_file(data: bytes) -> Converted:
     from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
     from markdownify import ATX, MarkdownConverter
 
-    from rag.data.generated import GENERATED_LINK_CLASSES, GENERATED_SECTION_IDS
+    from rag.data.generated import PAGE_FURNITURE
 
     if looks_binary(data):
         raise Unreadable(BINARY, "binary content (NUL bytes), not HTML")
@@ -192,7 +193,10 @@ def html_file(data: bytes) -> Converted:
     for element in [*soup(["script", "style", "template", "noscript", "nav"]), *soup(attrs={"role": "navigation"})]:
         if not element.decomposed:
             element.decompose()
-    generated = [*soup.find_all(id=list(GENERATED_SECTION_IDS)), *soup.find_all("a", class_=list(GENERATED_LINK_CLASSES))]
+    generator = soup.find("meta", attrs={"name": "generator", "content": True})
+    furniture = PAGE_FURNITURE.get(generator["content"].strip().lower()) if generator else None
+    generated = ([*soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes))]
+                 if furniture else [])
     for element in generated:
         if not element.decomposed:
             element.decompose()

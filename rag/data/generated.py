@@ -38,12 +38,13 @@ generated pages and folders directly under it are left out:
 A tool's rules for the folders below its build (Javadoc's, rustdoc's) hold down to the next folder
 that is a build of its own.
 
-Inside a page, :data:`GENERATED_SECTION_IDS` names what rustdoc writes on every type's page alike:
-the "Auto Trait Implementations" (``Send``, ``Sync``, ``Unpin`` ...) and "Blanket Implementations"
-(``impl<T> From<T> for T``, ``Borrow``, ``ToOwned`` ...) lists with their headings, 2,815 of the 5,372
-chunks of Debian's ``cargo-doc``; and :data:`GENERATED_LINK_CLASSES` its "source" links
-(``srclink``), a line of their own beside every item. The HTML converter drops both
-(:mod:`rag.data.convert`).
+Inside a page that a tool marks as its own (``<meta name="generator" content="rustdoc">``),
+:data:`PAGE_FURNITURE` names what the tool writes on every page alike, which the HTML converter drops
+(:mod:`rag.data.convert`): rustdoc's "Auto Trait Implementations" (``Send``, ``Sync``, ``Unpin``
+...) and "Blanket Implementations" (``impl<T> From<T> for T``, ``Borrow``, ``ToOwned`` ...) lists
+with their headings, 2,815 of the 5,372 chunks of Debian's ``cargo-doc``; and its controls: the
+"source" links and "since" versions beside every item (``rightside``, ``srclink``), the page's
+"source · [−]" (``out-of-band``) and "Expand description" (``hideme``).
 """
 
 from __future__ import annotations
@@ -90,12 +91,20 @@ TOOLS = (
 )
 
 
-#: ``id`` of the elements a documentation tool writes on every page alike (rustdoc: the lists of auto
-#: trait and blanket implementations, and their headings).
-GENERATED_SECTION_IDS = ("synthetic-implementations", "synthetic-implementations-list",
-                         "blanket-implementations", "blanket-implementations-list")
-#: ``class`` of links a documentation tool puts beside every item (rustdoc's "source").
-GENERATED_LINK_CLASSES = ("srclink",)
+@dataclass(frozen=True)
+class Furniture:
+    """What a tool writes on every page alike: elements by ``id`` and by ``class``."""
+
+    ids: tuple[str, ...]
+    classes: tuple[str, ...]
+
+
+#: A tool's page furniture, by the name its pages give in ``<meta name="generator">``.
+PAGE_FURNITURE = {
+    "rustdoc": Furniture(ids=("synthetic-implementations", "synthetic-implementations-list",
+                              "blanket-implementations", "blanket-implementations-list"),
+                         classes=("srclink", "rightside", "out-of-band", "hideme")),
+}
 
 
 def generated_here(here: Path, dirnames: list[str], filenames: list[str], above: Tool | None = None

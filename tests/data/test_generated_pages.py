@@ -241,9 +241,10 @@ def test_javadoc_sections_in_list_items_become_headings_and_a_list_of_items_stay
     assert prose.text.split("\n")[:2] == ["- one **item**", "- two"] and "layout_lists" not in prose.dropped
 
 
-def test_rustdoc_implementation_lists_written_on_every_type_page_and_source_links_are_dropped():
+def test_rustdoc_implementation_lists_written_on_every_type_page_and_its_controls_are_dropped():
     page = (RUSTDOC / "proc_macro2" / "enum.Spacing.html").read_bytes()
     soup = BeautifulSoup(page, "html.parser")
+    assert soup.find("meta", attrs={"name": "generator"})["content"] == "rustdoc"
     headings = {h["id"]: " ".join(h.get_text().split()) for h in soup.find_all("h2", id=True)}
     assert headings["synthetic-implementations"] == "Auto Trait Implementations"
     assert headings["blanket-implementations"] == "Blanket Implementations"
@@ -255,6 +256,13 @@ def test_rustdoc_implementation_lists_written_on_every_type_page_and_source_link
     assert "Trait Implementations" in text  # the type's own trait implementations stay
     assert words(soup.find("div", class_="docblock").get_text()) in words(text)  # and its description
     assert not any(line.strip() == "source" for line in text.split("\n"))  # rustdoc's "source" link beside each item
+    controls = [" ".join(element.get_text().split()) for element in soup.find_all(class_=["out-of-band", "hideme"])]
+    assert "Expand description" in controls and not any(control in text for control in controls)
+    since = {element.get_text() for element in soup.find_all(class_="since")}
+    assert since and not any(f"{version} ·" in text for version in since)
+    # the same elements on a page no generator meta names as rustdoc's are the page's own
+    anonymous = page.replace(b'<meta name="generator" content="rustdoc">', b"")
+    assert "Blanket Implementations" in convert(anonymous, ".html").text
 
 
 def test_mkdocs_not_found_page_is_left_out_where_its_search_index_marks_the_build(tmp_path):
