@@ -15,7 +15,7 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   the same page), and permalink markers (a link to an anchor of the page whose text has no letter or
   digit: Sphinx's ``¶``, Node.js's ``#``), what a documentation tool named in the page's
   ``<meta name="generator">`` writes on every page alike (rustdoc's implementation lists, "source"
-  links and toggles: :data:`rag.data.generated.PAGE_FURNITURE`); a list one of
+  links and toggles, Javadoc's table tabs: :data:`rag.data.generated.PAGE_FURNITURE`); a list one of
   whose items holds a heading is layout and is
   unwrapped (:func:`_is_layout_list`: Javadoc's class pages); a page that only redirects is marked
   (:func:`redirect_target`); then markdownify with ATX headings; links and images keep
@@ -194,7 +194,7 @@ def html_file(data: bytes) -> Converted:
         if not element.decomposed:
             element.decompose()
     generator = soup.find("meta", attrs={"name": "generator", "content": True})
-    furniture = PAGE_FURNITURE.get(generator["content"].strip().lower()) if generator else None
+    furniture = PAGE_FURNITURE.get(generator["content"].split("/")[0].strip().lower()) if generator else None
     generated = ([*soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes))]
                  if furniture else [])
     for element in generated:

@@ -44,7 +44,9 @@ Inside a page that a tool marks as its own (``<meta name="generator" content="ru
 ...) and "Blanket Implementations" (``impl<T> From<T> for T``, ``Borrow``, ``ToOwned`` ...) lists
 with their headings, 2,815 of the 5,372 chunks of Debian's ``cargo-doc``; and its controls: the
 "source" links and "since" versions beside every item (``rightside``, ``srclink``), the page's
-"source · [−]" (``out-of-band``) and "Expand description" (``hideme``).
+"source · [−]" (``out-of-band``) and "Expand description" (``hideme``); Javadoc's (JDK 16 and later)
+filter buttons over its summary tables ("All Methods", "Static Methods", ... run together as one
+line: ``table-tabs``).
 """
 
 from __future__ import annotations
@@ -99,11 +101,13 @@ class Furniture:
     classes: tuple[str, ...]
 
 
-#: A tool's page furniture, by the name its pages give in ``<meta name="generator">``.
+#: A tool's page furniture, by the name its pages give in ``<meta name="generator">`` (before a ``/``:
+#: Javadoc writes ``javadoc/ClassWriterImpl``).
 PAGE_FURNITURE = {
     "rustdoc": Furniture(ids=("synthetic-implementations", "synthetic-implementations-list",
                               "blanket-implementations", "blanket-implementations-list"),
                          classes=("srclink", "rightside", "out-of-band", "hideme")),
+    "javadoc": Furniture(ids=(), classes=("table-tabs",)),
 }
 
 

@@ -276,3 +276,14 @@ def test_mkdocs_not_found_page_is_left_out_where_its_search_index_marks_the_buil
     shutil.copytree(MKDOCS, folder)
     (folder / "search" / "search_index.json").unlink()  # no marker: a 404.html elsewhere is read
     assert "404.html" in {document.url for document in load(folder).documents}
+
+
+def test_javadoc_table_filter_buttons_are_dropped():
+    page = (FIXTURES / "javadoc-lang3" / "CharUtils.html").read_bytes()
+    soup = BeautifulSoup(page, "html.parser")
+    assert soup.find("meta", attrs={"name": "generator"})["content"] == "javadoc/ClassWriterImpl"
+    tabs = soup.find(class_="table-tabs")  # buttons that filter the method summary table
+    assert [button.get_text() for button in tabs.find_all("button")][:2] == ["All Methods", "Static Methods"]
+    text = convert(page, ".html").text
+    assert "All Methods" not in text and "## Method Summary" in text
+    assert "Checks whether the character is ASCII 7 bit." in text  # the table itself stays
