@@ -16,9 +16,9 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   digit: Sphinx's ``¶``, Node.js's ``#``), what a documentation tool named in the page's
   ``<meta name="generator">`` writes on every page alike (rustdoc's implementation lists, "source"
   links and toggles, Javadoc's table tabs: :data:`rag.data.generated.PAGE_FURNITURE`); a list one of
-  whose items holds a heading is layout and is
-  unwrapped (:func:`_is_layout_list`: Javadoc's class pages); a page that only redirects is marked
-  (:func:`redirect_target`); then markdownify with ATX headings; links and images keep
+  whose items holds a heading is layout and is unwrapped (:func:`_is_layout_list`: Javadoc's class
+  pages); a page that only redirects is marked (:func:`redirect_target`); then markdownify with ATX
+  headings; links and images keep
   only their text; text is not escaped (markdownify's default writes ``XDG\\_CONFIG\\_HOME`` and ``\\*``: a backslash
   the reader sees and the ``simple`` tokenizer splits the identifier at); ``<title>`` is the title;
 - ``.pdf``: pypdf's text of each page (PDFs hold no heading structure), cleaned by

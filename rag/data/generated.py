@@ -1,8 +1,9 @@
 """Files a documentation tool writes beside the pages it builds, which are not pages a question is
 about: left out of a folder of files unless ``dataset.generated_pages: keep``.
 
-A folder is a tool's build when it holds the tool's marker file (:data:`TOOLS`); then the tool's
-generated pages and folders directly under it are left out:
+A folder is a tool's build when it holds one of the tool's marker files (:data:`TOOLS`; a name, or a
+path below the folder); then the tool's generated pages and folders directly under it are left out,
+and for some tools (Javadoc, rustdoc) also those in every folder below it:
 
 - **Sphinx** (marker ``searchindex.js``, written by every Sphinx HTML build): the general index
   (``genindex.html``, and when split ``genindex-A.html`` ... ``genindex-all.html``) and the domain
@@ -27,10 +28,9 @@ generated pages and folders directly under it are left out:
   ``package-use``, ``package-frame``) and ``class-use/`` (a page per class, listing where it is used).
 - **rustdoc** (marker ``crates.js``, or ``search-index.js`` in older builds): ``settings.html``,
   ``help.html``, the licenses of the fonts it bundles (``COPYRIGHT.txt``, ``LICENSE-MIT.txt``,
-  ``FiraSans-LICENSE.txt`` ...), the source listings (``src/``), the trait implementor lists (``implementors/``,
-  ``trait.impl/``, ``type.impl/``), ``static.files/`` and ``search.desc/``; and in every crate folder
-  below it, ``all.html`` (a list of every item of the crate).
-
+  ``FiraSans-LICENSE.txt`` ...), the source listings (``src/``), the trait implementor lists
+  (``implementors/``, ``trait.impl/``, ``type.impl/``), ``static.files/`` and ``search.desc/``; and
+  in every crate folder below it, ``all.html`` (a list of every item of the crate).
 - **MkDocs** (marker ``search/search_index.json``, written by its search plugin, on by default):
   ``404.html`` (the site's "404 - Not found" page) and ``search.html`` (the search page of MkDocs'
   own themes).
