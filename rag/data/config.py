@@ -83,8 +83,9 @@ class FilesDatasetConfig(_DatasetVariant):
     generated_pages: Literal["drop", "keep"] = Field(
         "drop", description="drop: files a documentation tool generated beside its pages (Sphinx's index, search and "
                             "module-index pages, _sources/ and _static/; Doxygen's, Javadoc's and rustdoc's indices, "
-                            "member and use lists and source listings; MkDocs' 404 page) and HTML pages that only "
-                            "redirect are left out (rag.data.generated); keep: they are read like the others")
+                            "member and use lists and source listings; MkDocs' 404 page; mdBook's print page) and "
+                            "HTML pages that only redirect are left out (rag.data.generated); keep: they are read "
+                            "like the others")
     near_duplicates: Literal["drop", "keep"] = Field(
         "drop", description="drop: a file holding another's text (the same page in another format, a compilation "
                             "of pages) is left out (rag.data.near_duplicates); keep: every file is indexed")

@@ -1,8 +1,8 @@
 """Files a documentation tool writes beside the pages it builds, which are not pages a question is
 about: left out of a folder of files unless ``dataset.generated_pages: keep``.
 
-A folder is a tool's build when it holds one of the tool's marker files (:data:`TOOLS`; a name, or a
-path below the folder); then the tool's generated pages and folders directly under it are left out,
+A folder is a tool's build when it holds one of the tool's marker files (:data:`TOOLS`; a name, a
+name pattern with ``*``, or a path below the folder; the first tool in :data:`TOOLS` that matches); then the tool's generated pages and folders directly under it are left out,
 and for some tools (Javadoc, rustdoc) also those in every folder below it:
 
 - **Sphinx** (marker ``searchindex.js``, written by every Sphinx HTML build): the general index
@@ -26,7 +26,11 @@ and for some tools (Javadoc, rustdoc) also those in every folder below it:
   the bundled scripts' licenses (``legal/``) and ``resources/``, ``script-dir/``, ``jquery/``; and in
   every package folder below it, the package's class tree and use lists (``package-tree``,
   ``package-use``, ``package-frame``) and ``class-use/`` (a page per class, listing where it is used).
-- **rustdoc** (marker ``crates.js``, or ``search-index.js`` in older builds): ``settings.html``,
+- **mdBook** (marker ``book.js``; its builds also hold a ``searchindex.js``, so mdBook is tried before
+  Sphinx): ``print.html`` (the whole book on one page, every chapter again), ``toc.html`` and
+  ``404.html``.
+- **rustdoc** (marker ``crates*.js``, or ``search-index*.js`` in older builds; ``*`` is the
+  ``--resource-suffix`` the standard library's build uses, ``crates1.63.0.js``): ``settings.html``,
   ``help.html``, the licenses of the fonts it bundles (``COPYRIGHT.txt``, ``LICENSE-MIT.txt``,
   ``FiraSans-LICENSE.txt`` ...), the source listings (``src/``), the trait implementor lists
   (``implementors/``, ``trait.impl/``, ``type.impl/``), ``static.files/`` and ``search.desc/``; and
@@ -51,6 +55,7 @@ line: ``table-tabs``).
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,7 +67,7 @@ class Tool:
     build's folder, and what it generates in every folder below it."""
 
     name: str
-    markers: tuple[str, ...]
+    markers: tuple[str, ...]  # file names (``*`` as in fnmatch), or paths below the folder
     pages: re.Pattern[str]  # file names, matched whole
     folders: frozenset[str]
     nested_pages: re.Pattern[str] | None = None
@@ -71,6 +76,7 @@ class Tool:
 
 _HTML = r"\.(?:html|xhtml|htm)\Z"
 TOOLS = (
+    Tool("mdBook", ("book.js",), re.compile(r"(?:print|toc|404)" + _HTML), frozenset({"FontAwesome", "fonts", "css"})),
     Tool("Sphinx", ("searchindex.js",), re.compile(r"(?:genindex(?:-[^/]+)?|search|[a-z]+-modindex)" + _HTML),
          frozenset({"_sources", "_static"})),
     Tool("Doxygen", ("doxygen.css",),
@@ -84,7 +90,7 @@ TOOLS = (
                     r"|external-specs|system-properties|help-doc|search|package-tree|package-use|package-frame)" + _HTML),
          frozenset({"index-files", "src-html", "legal", "resources", "script-dir", "jquery", "class-use"}),
          re.compile(r"(?:package-tree|package-use|package-frame)" + _HTML), frozenset({"class-use"})),
-    Tool("rustdoc", ("crates.js", "search-index.js"),
+    Tool("rustdoc", ("crates*.js", "search-index*.js"),
          re.compile(r"(?:settings|help|all)" + _HTML + r"|(?:COPYRIGHT|LICENSE-MIT|LICENSE-APACHE|[A-Za-z0-9]+-LICENSE)"
                     r"\.(?:txt|md)\Z"),
          frozenset({"src", "implementors", "trait.impl", "type.impl", "static.files", "search.desc"}),
@@ -118,7 +124,7 @@ def generated_here(here: Path, dirnames: list[str], filenames: list[str], above:
     of the folder above, for a tool with rules for the folders below its build), and the folders and
     files here that the tool generated."""
     def marks(marker: str) -> bool:
-        return (here / marker).is_file() if "/" in marker else marker in filenames
+        return (here / marker).is_file() if "/" in marker else bool(fnmatch.filter(filenames, marker))
 
     own = next((tool for tool in TOOLS if any(marks(marker) for marker in tool.markers)), None)
     if own is not None:

@@ -2,7 +2,8 @@
 documentation (tests/fixtures/thirdparty/sphinx-tree: its index, search page, source copies and
 three pages, as Sphinx wrote them), part of the Doxygen 1.9.4 build of APT's library reference
 (doxygen-apt), part of the Javadoc build of argparse4j (javadoc-argparse4j) and of the rustdoc build
-in Debian's cargo-doc (rustdoc-cargo), of the MkDocs build of mkdocs-literate-nav's documentation, and, where Debian's python3.11-doc is installed, Python's own
+in Debian's cargo-doc (rustdoc-cargo), of the MkDocs build of mkdocs-literate-nav's documentation,
+of the mdBook build of the Rust book's first edition (mdbook-rust-book), and, where Debian's python3.11-doc is installed, Python's own
 documentation; and HTML pages that only redirect (rag.data.convert.redirect_target). The oracles are
 the files the tools wrote: their markup read with BeautifulSoup, the titles the tools gave them."""
 
@@ -27,6 +28,7 @@ TREE = FIXTURES / "sphinx-tree"
 DOXYGEN = FIXTURES / "doxygen-apt"
 JAVADOC = FIXTURES / "javadoc-argparse4j"
 MKDOCS = FIXTURES / "mkdocs-literate-nav"
+MDBOOK = FIXTURES / "mdbook-rust-book"
 RUSTDOC = FIXTURES / "rustdoc-cargo"
 PAGES = ["index.html", "topics/caching.html", "topics/index.html"]
 SPHINX_WROTE = ["_sources/index.md.txt", "_sources/topics/caching.md.txt", "_sources/topics/index.md.txt",
@@ -105,6 +107,8 @@ def test_exclude_and_include_still_apply_to_what_is_generated(tmp_path):
     ("rustdoc", "settings.html", True), ("rustdoc", "help.html", True), ("rustdoc", "all.html", True),
     ("rustdoc", "COPYRIGHT.txt", True), ("rustdoc", "LICENSE-MIT.txt", True), ("rustdoc", "SourceSerif4-LICENSE.md", True),
     ("rustdoc", "LICENSE.txt", False), ("rustdoc", "COPYRIGHT.html", False),
+    ("mdBook", "print.html", True), ("mdBook", "toc.html", True), ("mdBook", "404.html", True),
+    ("mdBook", "index.html", False), ("mdBook", "printing.html", False), ("mdBook", "ch01-00-getting-started.html", False),
     ("rustdoc", "index.html", False), ("rustdoc", "struct.Ident.html", False), ("rustdoc", "fn.all.html", False),
 ])
 def test_generated_page_names(tool, name, generated):
@@ -287,3 +291,25 @@ def test_javadoc_table_filter_buttons_are_dropped():
     text = convert(page, ".html").text
     assert "All Methods" not in text and "## Method Summary" in text
     assert "Checks whether the character is ASCII 7 bit." in text  # the table itself stays
+
+
+def test_mdbook_print_page_holding_every_chapter_is_left_out_though_it_also_writes_a_search_index(tmp_path):
+    chapters = ["closures.html", "index.html"]
+    printed = words(BeautifulSoup((MDBOOK / "print.html").read_bytes(), "html.parser").get_text())
+    for chapter in chapters:  # the print page holds each chapter's text again
+        main = BeautifulSoup((MDBOOK / chapter).read_bytes(), "html.parser").find("main")
+        assert words(main.get_text()) in printed
+    folder = tmp_path / "book"
+    shutil.copytree(MDBOOK, folder)
+    (folder / "searchindex.js").write_bytes((TREE / "searchindex.js").read_bytes())  # mdBook writes one too
+    dataset = load(folder)
+    assert sorted(document.url for document in dataset.documents) == chapters
+    assert dataset.generated == {"print.html": "mdBook"} and dataset.near_duplicates == {}
+    assert "print.html" in {document.url for document in load(folder, generated_pages="keep").documents}
+
+
+def test_a_rustdoc_build_with_a_resource_suffix_is_found(tmp_path):
+    folder = tmp_path / "doc"
+    shutil.copytree(RUSTDOC, folder)
+    (folder / "crates.js").rename(folder / "crates1.63.0.js")  # the standard library's build: --resource-suffix
+    assert load(folder).generated["settings.html"] == "rustdoc"
