@@ -50,6 +50,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rag.data.generated import PAGE_FURNITURE
 from rag.data.pdf_text import dehyphenate, drop_dot_leaders, no_headings, page_furniture, plausible_title
 from rag.errors import BenchError
 from rag.normalize import nfkc
@@ -184,31 +185,20 @@ def html_file(data: bytes) -> Converted:
     from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
     from markdownify import ATX, MarkdownConverter
 
-    from rag.data.generated import PAGE_FURNITURE
-
     if looks_binary(data):
         raise Unreadable(BINARY, "binary content (NUL bytes), not HTML")
     soup = BeautifulSoup(data, "html.parser")
     redirect = redirect_target(soup)
-    for element in [*soup(["script", "style", "template", "noscript", "nav"]), *soup(attrs={"role": "navigation"})]:
-        if not element.decomposed:
-            element.decompose()
-    generator = soup.find("meta", attrs={"name": "generator", "content": True})
-    furniture = PAGE_FURNITURE.get(generator["content"].split("/")[0].strip().lower()) if generator else None
-    generated = ([*soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes))]
-                 if furniture else [])
-    for element in generated:
-        if not element.decomposed:
-            element.decompose()
+    _decompose([*soup(["script", "style", "template", "noscript", "nav"]), *soup(attrs={"role": "navigation"})])
+    generated = _page_furniture(soup)
+    _decompose(generated)
     for node in soup.find_all(string=lambda node: isinstance(node, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
     permalinks = [link for link in soup.find_all("a", href=True) if _is_permalink(link)]
     for link in permalinks:
         link.decompose()
     tables_of_contents = [element for element in soup.find_all(True) if _is_table_of_contents(element)]
-    for element in tables_of_contents:
-        if not element.decomposed:
-            element.decompose()
+    _decompose(tables_of_contents)
     layout_lists = [element for element in soup.find_all(["ul", "ol"]) if _is_layout_list(element)]
     for element in layout_lists:
         for item in element.find_all("li", recursive=False):
@@ -224,6 +214,23 @@ def html_file(data: bytes) -> Converted:
                "layout_lists": len(layout_lists), "generated_sections": len(generated)}
     return Converted(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n", title or None,
                      {name: n for name, n in dropped.items() if n}, redirect)
+
+
+def _decompose(elements) -> None:
+    """Remove ``elements`` from their tree (one inside another already removed with it is skipped)."""
+    for element in elements:
+        if not element.decomposed:
+            element.decompose()
+
+
+def _page_furniture(soup) -> list:
+    """The elements the tool named in the page's ``<meta name="generator">`` (its name before a ``/``)
+    writes on every page alike (:data:`rag.data.generated.PAGE_FURNITURE`); none for other pages."""
+    generator = soup.find("meta", attrs={"name": "generator", "content": True})
+    furniture = PAGE_FURNITURE.get(generator["content"].split("/")[0].strip().lower()) if generator else None
+    if furniture is None:
+        return []
+    return [*soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes))]
 
 
 _REFRESH = re.compile(r"\s*0+(?:\.0*)?\s*[;,]\s*(?:url\s*=\s*)?(['\"]?)(?P<url>[^'\"]+)\1\s*\Z", re.IGNORECASE)
