@@ -51,6 +51,14 @@ def quiet_thread_pools(environ: MutableMapping[str, str] = os.environ) -> Mutabl
     return environ
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on: ``os.sched_getaffinity`` where the system has it (Linux; a
+    container's or ``taskset``'s limit), else ``os.cpu_count()`` (macOS, Windows)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def _package_dir(module: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:

@@ -157,7 +157,7 @@ def onnx_matmul_rates(repeats: int = 5) -> dict[str, tuple[float, float, float]]
     import onnxruntime
     from onnx import TensorProto, helper
 
-    from rag.ort.encoder import intra_op_threads
+    from rag.models import usable_cpus
 
     rng = np.random.default_rng(0)
     rates = {}
@@ -176,7 +176,7 @@ def onnx_matmul_rates(repeats: int = 5) -> dict[str, tuple[float, float, float]]
                                       [helper.make_tensor_value_info("c", out_type, [m, n])],
                                       [onnx.numpy_helper.from_array(b, "b")])
             options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = intra_op_threads()
+            options.intra_op_num_threads = usable_cpus()
             opsets = [helper.make_opsetid("", 17)]  # and its IR version: an older onnxruntime refuses a newer one
             model = helper.make_model(graph, opset_imports=opsets, ir_version=helper.find_min_ir_version_for(opsets))
             session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])

@@ -45,8 +45,15 @@ def _prose_lines(text: str) -> Iterator[tuple[int, int]]:
         start = end + 1
 
 
-def _keys(text: str) -> Iterator[tuple[int, int, str]]:
+Unit = tuple[int, int, str]  # start, end, key
+
+
+def units(text: str) -> list[Unit]:
     """``(start, end, key)`` of each unit of ``text``: its paragraphs of prose lines, then its lines."""
+    return list(_units(text))
+
+
+def _units(text: str) -> Iterator[Unit]:
     lines = list(_prose_lines(text))
     paragraph: list[tuple[int, int]] = []
     for index, (start, end) in enumerate(lines):
@@ -66,20 +73,22 @@ def _key(unit: str) -> str | None:
     return line_key(unit) if len(_WORDS.findall(unit)) >= MIN_WORDS else None
 
 
-def repeated_lines(texts: Sequence[str]) -> set[str]:
-    """The keys of the boilerplate lines of a folder's texts (see the module docstring)."""
-    if len(texts) < MIN_DOCUMENTS:
+def repeated_lines(texts_units: Sequence[list[Unit]]) -> set[str]:
+    """The keys of the boilerplate lines of a folder's texts, given the :func:`units` of each (see
+    the module docstring)."""
+    if len(texts_units) < MIN_DOCUMENTS:
         return set()
-    counts = Counter(key for text in texts for key in {key for _, _, key in _keys(text)})
-    need = max(MIN_DOCUMENTS, math.ceil(MIN_SHARE * len(texts)))
+    counts = Counter(key for text_units in texts_units for key in {key for _, _, key in text_units})
+    need = max(MIN_DOCUMENTS, math.ceil(MIN_SHARE * len(texts_units)))
     return {key for key, count in counts.items() if count >= need}
 
 
-def drop_lines(text: str, keys: set[str]) -> tuple[str, int]:
-    """``text`` without its units whose key is in ``keys``; how many lines were dropped."""
+def drop_lines(text: str, text_units: list[Unit], keys: set[str]) -> tuple[str, int]:
+    """``text`` without its units (``text_units``, its :func:`units`) whose key is in ``keys``; how
+    many lines were dropped."""
     if not keys:
         return text, 0
-    cuts = sorted((start, end) for start, end, key in _keys(text) if key in keys)
+    cuts = sorted((start, end) for start, end, key in text_units if key in keys)
     if not cuts:
         return text, 0
     parts, last, dropped = [], 0, 0

@@ -10,8 +10,11 @@ form of file names (:func:`rag.io_utils.name_text`: a byte that is not UTF-8 is 
 its title is the converter's (front matter, HTML ``<title>``, PDF or DOCX metadata), else the first
 heading, else the file name without suffix.
 
-A library's warning while a file is converted (a log record, such as pypdf's "EOF marker not found",
-or a Python warning) is printed with the file's relative path in front (:func:`naming_file`).
+Files are converted in the folder's order, cached per content under ``<cache_dir>/converted`` when the
+loader has a cache folder, and by worker processes when many need converting
+(:mod:`rag.data.conversions`); a progress bar counts them. A library's warning while a file is
+converted (a log record, such as pypdf's "EOF marker not found", or a Python warning) is printed
+with the file's relative path in front, on every load, the cached ones too.
 
 Files with the same bytes as a file read before them (a link to it, a copy) are read once: the later
 ones are listed in ``Dataset.duplicates`` (duplicate -> the file kept), never indexed. Files a
@@ -45,15 +48,15 @@ import logging
 import os
 import re
 import stat
-import warnings
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from rag.data.boilerplate import drop_lines, repeated_lines
+from rag.data.boilerplate import drop_lines, repeated_lines, units
 from rag.data.config import FilesDatasetConfig
-from rag.data.convert import CONVERTERS, UNREADABLE, Unreadable, convert
+from rag.data.conversions import ConversionCache, FileBytes, FolderConverter
+from rag.data.convert import CONVERTERS, UNREADABLE, Unreadable
 from rag.data.generated import Tool, generated_here
 from rag.data.loaders import (
     DATASET_LOADERS, Dataset, DatasetLoader, questions_files, read_question_files, resolve_path,
@@ -63,6 +66,7 @@ from rag.data.records import ProblemLog
 from rag.text.sections import first_heading
 from rag.errors import DataError
 from rag.io_utils import name_text
+from rag.progress import progress
 from rag.types import Document
 
 log = logging.getLogger(__name__)
@@ -193,27 +197,39 @@ def read_file(path: Path, root: Path, max_bytes: int) -> tuple[bytes, str]:
         raise Unreadable(UNREADABLE, f"cannot be opened: {exc.strerror or type(exc).__name__}") from None
 
 
-@contextmanager
-def naming_file(relative: str) -> Iterator[None]:
-    """While a file is converted, every log record (of any library) gets ``relative: `` in front of
-    its message, through the log record factory (the previous one is put back after), and every
-    Python warning is logged the same way instead of being printed without the file."""
-    factory = logging.getLogRecordFactory()
+@dataclass(frozen=True)
+class WalkedFile:
+    """A file the walk found: its relative path and path, its suffix once read, why it cannot be
+    read, or the file read before it with the same bytes."""
 
-    def named(*args, **kwargs) -> logging.LogRecord:
-        record = factory(*args, **kwargs)
-        record.msg, record.args = f"{relative}: {record.getMessage()}", ()
-        return record
+    relative: str
+    path: Path
+    suffix: str = ""
+    problem: Unreadable | None = None
+    duplicate_of: str | None = None
 
-    logging.setLogRecordFactory(named)
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            yield
-    finally:
-        logging.setLogRecordFactory(factory)
-        for warning in caught:
-            log.warning("%s: %s: %s", relative, warning.category.__name__, warning.message)
+
+def _read_files(walked: list[tuple[str, Path, Unreadable | None]], root: Path, max_bytes: int,
+                duplicates: dict[str, str]) -> Iterator[tuple[WalkedFile, FileBytes | None]]:
+    """Each walked file with its bytes to convert, or with none (it cannot be read, or it has the
+    bytes of a file read before it: then it is put in ``duplicates``)."""
+    seen: dict[str, str] = {}  # SHA-256 of a file's bytes -> the first file read with them
+    for relative, path, problem in walked:
+        try:
+            if problem is not None:
+                raise problem
+            data, suffix = read_file(path, root, max_bytes)
+        except Unreadable as exc:
+            yield WalkedFile(relative, path, problem=exc), None
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in seen:
+            duplicates[relative] = seen[digest]
+            log.info("%s has the same content as %s: read once", relative, seen[digest])
+            yield WalkedFile(relative, path, suffix, duplicate_of=seen[digest]), None
+            continue
+        seen[digest] = relative
+        yield WalkedFile(relative, path, suffix), FileBytes(data, suffix, digest)
 
 
 def _file_type(mode: int) -> str:
@@ -232,36 +248,33 @@ class FilesLoader(DatasetLoader):
             raise DataError(config.path, "not a folder; expected the folder of documents (dataset.path)")
         skipped = ProblemLog(skip_invalid=not config.strict, max_examples=MAX_LISTED)
         documents, read = [], []
-        seen: dict[str, str] = {}  # SHA-256 of a file's bytes -> the first file read with them
         duplicates: dict[str, str] = {}
         cleaning: Counter[str] = Counter()
         generated: dict[str, str] | None = {} if config.generated_pages == "drop" else None
-        for relative, path, problem in walk(root, PathFilter(config.include, config.exclude), generated):
-            try:
-                if problem is not None:
-                    raise problem
-                with naming_file(relative):
-                    data, suffix = read_file(path, root, int(config.max_file_mb * MIB))
-                    digest = hashlib.sha256(data).hexdigest()
-                    if digest in seen:
-                        duplicates[relative] = seen[digest]
-                        log.info("%s has the same content as %s: read once", relative, seen[digest])
-                        continue
-                    seen[digest] = relative
-                    converted = convert(data, suffix)
-            except Unreadable as exc:
+        walked = list(walk(root, PathFilter(config.include, config.exclude), generated))
+        converter = FolderConverter(None if self.cache_dir is None else ConversionCache(self.cache_dir / "converted"))
+        files = _read_files(walked, root, int(config.max_file_mb * MIB), duplicates)
+        for found, conversion in progress(converter.converted(files), total=len(walked), desc="reading files",
+                                          unit="file"):
+            relative, problem = found.relative, found.problem
+            if conversion is not None:
+                conversion.log_notes(relative)
+                problem = None if conversion.unreadable is None else Unreadable(*conversion.unreadable)
+            if problem is not None:
                 strict = " (dataset.strict / --strict; without it the file is skipped)" if config.strict else ""
-                skipped.report(relative, None, exc.kind, exc.reason + strict)
-                log.warning("skipped %s: %s", relative, exc.reason)
+                skipped.report(relative, None, problem.kind, problem.reason + strict)
+                log.warning("skipped %s: %s", relative, problem.reason)
                 continue
-            del data
+            if conversion is None:  # a copy of a file read before it
+                continue
+            converted = conversion.converted
             if converted.redirect is not None and generated is not None:
                 generated[relative] = REDIRECT
                 continue
             cleaning.update(converted.dropped)
             title = converted.title or first_heading(converted.text) or PurePosixPath(relative).stem
-            documents.append(Document(relative, relative, title, converted.text, {"format": suffix[1:]}))
-            read.append(path)
+            documents.append(Document(relative, relative, title, converted.text, {"format": found.suffix[1:]}))
+            read.append(found.path)
         for tool in sorted(set((generated or {}).values())):
             files = [relative for relative, by in generated.items() if by == tool]
             what = ("redirects, not pages (an HTML refresh at 0 s to another page" if tool == REDIRECT else
@@ -305,11 +318,13 @@ def _without_boilerplate(documents: list[Document], cleaning: Counter[str]) -> t
     counted in ``cleaning["boilerplate"]``, found among the documents of each format; the keys of the
     first :data:`BOILERPLATE_LISTED` repeated units."""
     formats = {document.metadata["format"] for document in documents}
-    keys = {fmt: repeated_lines([d.text for d in documents if d.metadata["format"] == fmt]) for fmt in formats}
+    texts_units = [units(document.text) for document in documents]
+    keys = {fmt: repeated_lines([found for document, found in zip(documents, texts_units)
+                                 if document.metadata["format"] == fmt]) for fmt in formats}
     examples: list[str] = []
     cleaned = []
-    for document in documents:
-        text, dropped = drop_lines(document.text, keys[document.metadata["format"]])
+    for document, text_units in zip(documents, texts_units):
+        text, dropped = drop_lines(document.text, text_units, keys[document.metadata["format"]])
         if dropped:
             cleaning["boilerplate"] += dropped
             examples.extend(sorted(key for key in keys[document.metadata["format"]] if key not in examples))

@@ -63,7 +63,12 @@ class Dataset:
 
 
 class DatasetLoader(ABC):
-    """Builds a :class:`Dataset` from one config variant."""
+    """Builds a :class:`Dataset` from one config variant; ``cache_dir`` (the run's cache folder, or
+    None) is where a loader may keep what it computes from the files (the ``files`` loader: their
+    converted text)."""
+
+    def __init__(self, cache_dir: Path | None = None):
+        self.cache_dir = cache_dir
 
     @abstractmethod
     def load(self, config: Any, base_dir: Path, problems: ProblemLog) -> Dataset:
@@ -167,18 +172,20 @@ def load_dataset(
     config: DatasetConfig | BeirDatasetConfig | JsonlDatasetConfig | WikiDatasetConfig | Mapping[str, Any],
     skip_invalid: bool = False,
     base_dir: str | Path | None = None,
+    cache_dir: str | Path | None = None,
 ) -> Dataset:
     """Load the data set ``config`` describes (a :class:`DatasetConfig`, a variant, or a plain mapping).
 
     Without ``skip_invalid`` the first bad record raises :class:`rag.errors.DataError`; with it, bad
     records are skipped and counted in ``Dataset.skipped``. Relative paths are resolved against
-    ``base_dir`` (default: the working directory).
+    ``base_dir`` (default: the working directory). With ``cache_dir`` (the run's ``cache_dir``), a
+    folder's converted files are cached there (:mod:`rag.data.conversions`).
     """
     if isinstance(config, Mapping):
         config = DatasetConfig.model_validate(config)
     variant = config.root if isinstance(config, DatasetConfig) else config
     problems = ProblemLog(skip_invalid=skip_invalid)
-    loader = DATASET_LOADERS.get(variant.format, key="dataset.format")()
+    loader = DATASET_LOADERS.get(variant.format, key="dataset.format")(None if cache_dir is None else Path(cache_dir))
     dataset = loader.load(variant, Path(base_dir) if base_dir is not None else Path.cwd(), problems)
     dataset.skipped = dict(Counter(dataset.skipped) + problems.counts)  # a loader's own (skipped files) + records
     dataset.skipped_examples = [*dataset.skipped_examples, *problems.examples]

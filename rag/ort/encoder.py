@@ -9,7 +9,6 @@ depend on the texts that share its batch.
 from __future__ import annotations
 
 import json
-import os
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from rag.errors import BenchError
-from rag.models import load_tokenizer, quiet_thread_pools, resolve_embedding_model
+from rag.models import load_tokenizer, quiet_thread_pools, resolve_embedding_model, usable_cpus
 from rag.ort.build import MODEL_FILE, RECIPE, SETTINGS_FILE, Precision, model_cache, onnx_model
 
 
@@ -25,11 +24,6 @@ def identity(model: str, precision: Precision) -> str:
     """The embedding store identity of ``model``'s vectors in ``precision``: the model's own for
     float32 (the same function as the PyTorch model), never the float32 one's for int8."""
     return model if precision == "float32" else f"{model}+int8:{RECIPE}"
-
-
-def intra_op_threads() -> int:
-    """The CPUs this process may run on (``os.sched_getaffinity``): one compute thread each."""
-    return max(1, len(os.sched_getaffinity(0)))
 
 
 class OnnxEncoder:
@@ -59,7 +53,7 @@ class OnnxEncoder:
         directory = onnx_model(self.model, self.precision, model_cache(self.cache))
         settings = json.loads((directory / SETTINGS_FILE).read_text(encoding="utf-8"))
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads, options.inter_op_num_threads = intra_op_threads(), 1
+        options.intra_op_num_threads, options.inter_op_num_threads = usable_cpus(), 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "1")
         options.add_session_config_entry("session.force_spinning_stop", "1")
         session = onnxruntime.InferenceSession(str(directory / MODEL_FILE), options, providers=["CPUExecutionProvider"])

@@ -3,8 +3,9 @@
 Loading happens here, before the run directory exists (bad data leaves no directory behind); the
 other stages are :mod:`rag.runner.stages`.
 
-Caches (under ``config.cache_dir``): chunks (keyed by the documents and the chunking settings),
-retriever indexes, retrieval results per query, the generator's answers, and the statistics. A warm re-run and a
+Caches (under ``config.cache_dir``): a folder's converted files (:mod:`rag.data.conversions`), chunks
+(keyed by the documents and the chunking settings), retriever indexes, retrieval results per query, the
+generator's answers, and the statistics. A warm re-run and a
 ``--resume`` recompute nothing that is cached; a resumed run re-sends only unanswered requests.
 """
 
@@ -44,7 +45,7 @@ def run_benchmark(
     timer = StageTimer()
     timer.seconds.update(options.earlier_stages)
     with timer.stage("load"):  # before the run directory exists: bad data leaves no directory behind
-        dataset = load_dataset(config.dataset, skip_invalid=options.skip_invalid)
+        dataset = load_dataset(config.dataset, skip_invalid=options.skip_invalid, cache_dir=config.cache_dir)
         question_sets = select_question_sets(dataset, config.question_sets, config.limit)
     if config.generation is not None and (warning := answer_power_warning(
             {name: len(ids) for name, ids in answered_questions(config, question_sets).items()},

@@ -117,7 +117,7 @@ def make_questions(
     if n < 1:
         raise BenchError(f"--n {n}: expected at least one question")
     seed = config.seed if seed is None else seed
-    dataset = load_dataset(config.dataset)
+    dataset = load_dataset(config.dataset, cache_dir=config.cache_dir)
     chunks, chunks_fingerprint = cached_chunks(dataset.documents, config.chunking, config.cache_dir, progress)
     generator_config = (synthesis_config(config.generation.generator if config.generation else None)
                         if generator == "llm" else None)

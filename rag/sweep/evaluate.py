@@ -69,7 +69,7 @@ class SweepEvaluator:
         self.progress = progress
         self.timer = StageTimer()
         with self.timer.stage("load"):
-            self.dataset = load_dataset(base.dataset)
+            self.dataset = load_dataset(base.dataset, cache_dir=base.cache_dir)
             self.question_sets = select_question_sets(self.dataset, base.question_sets, base.limit)
         self.methods = list(base.methods or [spec.name for spec in base.retrievers])
         if backed := [m for m in self.methods if llm_calls_per_question(base, m)]:
