@@ -15,12 +15,15 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   the same page), and permalink markers (a link to an anchor of the page whose text has no letter or
   digit: Sphinx's ``¶``, Node.js's ``#``), what a documentation tool named in the page's
   ``<meta name="generator">`` writes on every page alike (rustdoc's implementation lists, "source"
-  links and toggles, Javadoc's table tabs: :data:`rag.data.generated.PAGE_FURNITURE`); a list one of
-  whose items holds a heading is layout and is unwrapped (:func:`_is_layout_list`: Javadoc's class
-  pages); a page that only redirects is marked (:func:`redirect_target`); then markdownify with ATX
-  headings; links and images keep
-  only their text; text is not escaped (markdownify's default writes ``XDG\\_CONFIG\\_HOME`` and ``\\*``: a backslash
-  the reader sees and the ``simple`` tokenizer splits the identifier at); ``<title>`` is the title;
+  links and toggles, Javadoc's table tabs, gtk-doc's navigation bar and footer:
+  :data:`rag.data.generated.PAGE_FURNITURE`); a list one of whose items holds a heading is layout
+  and is unwrapped (:func:`_is_layout_list`: Javadoc's class pages); a table some of whose rows hold
+  a heading is split at those rows, which become blocks (:func:`_split_at_heading_rows`: gtk-doc's
+  title tables, Doxygen's member tables); a page that only redirects is marked
+  (:func:`redirect_target`); then markdownify with ATX headings; links and images keep only their
+  text; text is not escaped (markdownify's default writes ``XDG\\_CONFIG\\_HOME`` and ``\\*``: a
+  backslash the reader sees and the ``simple`` tokenizer splits the identifier at); ``<title>`` is
+  the title;
 - ``.pdf``: pypdf's text of each page (PDFs hold no heading structure), cleaned by
   :mod:`rag.data.pdf_text`: running headers, footers and page numbers, dot-leader lines dropped,
   words broken at line ends joined, heading-like lines indented; the metadata title, else the first
@@ -204,6 +207,9 @@ def html_file(data: bytes) -> Converted:
         for item in element.find_all("li", recursive=False):
             item.unwrap()
         element.unwrap()
+    heading_rows = 0
+    for table in reversed(soup.find_all("table")):  # inner tables first
+        heading_rows += _split_at_heading_rows(soup, table)
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     if soup.title:
         soup.title.decompose()
@@ -211,7 +217,7 @@ def html_file(data: bytes) -> Converted:
                              escape_asterisks=False).convert_soup(soup)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     dropped = {"table_of_contents": len(tables_of_contents), "permalinks": len(permalinks),
-               "layout_lists": len(layout_lists), "generated_sections": len(generated)}
+               "layout_lists": len(layout_lists), "table_headings": heading_rows, "generated_sections": len(generated)}
     return Converted(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n", title or None,
                      {name: n for name, n in dropped.items() if n}, redirect)
 
@@ -224,13 +230,14 @@ def _decompose(elements) -> None:
 
 
 def _page_furniture(soup) -> list:
-    """The elements the tool named in the page's ``<meta name="generator">`` (its name before a ``/``)
-    writes on every page alike (:data:`rag.data.generated.PAGE_FURNITURE`); none for other pages."""
-    generator = soup.find("meta", attrs={"name": "generator", "content": True})
-    furniture = PAGE_FURNITURE.get(generator["content"].split("/")[0].strip().lower()) if generator else None
-    if furniture is None:
-        return []
-    return [*soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes))]
+    """The elements that the tools named in the page's ``<meta name="generator">`` (the first word of
+    each, lower-cased, before a ``/`` or a space) write on every page alike
+    (:data:`rag.data.generated.PAGE_FURNITURE`); none for other pages."""
+    names = {re.split(r"[/\s]", meta["content"].strip().lower(), maxsplit=1)[0]
+             for meta in soup.find_all("meta", attrs={"name": "generator", "content": True})}
+    found = [PAGE_FURNITURE[name] for name in sorted(names) if name in PAGE_FURNITURE]
+    return [element for furniture in found for element in
+            (*soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes)))]
 
 
 _REFRESH = re.compile(r"\s*0+(?:\.0*)?\s*[;,]\s*(?:url\s*=\s*)?(['\"]?)(?P<url>[^'\"]+)\1\s*\Z", re.IGNORECASE)
@@ -280,6 +287,39 @@ def _is_layout_list(element) -> bool:
     method's ``<h3>``) in the items of nested lists; read as lists, their headings became list text
     (``- ### valueOf``) that starts no section. Unwrapped, each method is a section of its own."""
     return any(item.find(_HEADINGS) is not None for item in element.find_all("li", recursive=False))
+
+
+def _split_at_heading_rows(soup, table) -> int:
+    """A table some of whose rows hold a heading, split at those rows: each such row becomes a block
+    (its cells too) before the table, the rows between them tables of their own; how many rows held
+    a heading. gtk-doc puts each page's title heading and its one-line purpose in a one-row layout
+    table, Doxygen each group heading of a class's member list ("Public Member Functions") in a row
+    of the list's table: in a table, markdownify writes a heading as cell text, which starts no
+    section."""
+    rows = [row for row in table.find_all("tr") if row.find_parent("table") is table]
+    heading = [any(cell.find(_HEADINGS) is not None for cell in row.find_all(["td", "th"], recursive=False))
+               for row in rows]
+    if not any(heading):
+        return 0
+    parts: list = []
+    rest = None
+    for row, holds_heading in zip(rows, heading):
+        row.extract()
+        if holds_heading:
+            for cell in row.find_all(["td", "th"], recursive=False):
+                cell.name = "div"
+            row.name = "div"
+            parts.append(row)
+            rest = None
+        else:
+            if rest is None:
+                rest = soup.new_tag("table")
+                parts.append(rest)
+            rest.append(row)
+    for part in parts:
+        table.insert_before(part)
+    table.decompose()
+    return sum(heading)
 
 
 @converter(".pdf")
