@@ -198,6 +198,8 @@ def test_prose_sentences_join_wrapped_lines_and_leave_out_code_headings_and_list
      "Set the XDG_CONFIG_HOME variable to a new folder and save the file there."),
     ("The ``a `b` c`` form holds backticks and the `*args` form a star.",
      "The a `b` c form holds backticks and the *args form a star."),
+    # GLib's reference (gtk-doc, glib-Data-Checksums.html): a parameter is <em><code>, emphasis around a span
+    ("If the *`checksum_type`*\nis not known, `NULL` is returned.", "If the checksum_type is not known, NULL is returned."),
 ])
 def test_prose_sentences_keep_the_text_of_code_spans_as_it_is(line, sentence):
     assert prose_sentences(line + "\n") == [sentence]

@@ -19,6 +19,7 @@ from rag.types import Document, Question
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _EMPHASIS = re.compile(r"`+|(?<!\w)[*_]{1,2}(?=\S)|(?<=\S)[*_]{1,2}(?!\w)")  # and stray backticks
+_SPAN_OR_EMPHASIS = re.compile(f"{CODE_SPAN.pattern}|{_EMPHASIS.pattern}")  # a code span first (groups 1, 2)
 
 
 def seeded_rng(seed: int, name: str) -> random.Random:
@@ -54,9 +55,7 @@ def content_words(text: str) -> set[str]:
 
 def plain(text: str) -> str:
     """``text`` without inline code backticks and ``*``/``_`` emphasis, white space runs made one space; a
-    code span's text is kept as it is (``__init__()`` is a name, not emphasis)."""
-    pieces, done = [], 0
-    for span in CODE_SPAN.finditer(text):
-        pieces += [_EMPHASIS.sub("", text[done:span.start()]), span.group(2)]
-        done = span.end()
-    return " ".join(("".join(pieces) + _EMPHASIS.sub("", text[done:])).split())
+    code span's text is kept as it is (``__init__()`` is a name, not emphasis), and emphasis around
+    a code span goes too (gtk-doc's parameters, ``*`checksum_type`*``): spans and emphasis are found
+    in one left-to-right pass."""
+    return " ".join(_SPAN_OR_EMPHASIS.sub(lambda found: found.group(2) if found.group(1) else "", text).split())
