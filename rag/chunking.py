@@ -52,6 +52,7 @@ from pydantic import Field, model_validator
 
 from rag.text.sections import Section, section_label, sections
 from rag.text.sentences import sentence_spans
+from rag.code_version import code_version
 from rag.errors import BenchError, ConfigError
 from rag.io_utils import atomic_write_json, sha256_strings, sha256_text
 from rag.models import DEFAULT_EMBEDDING_MODEL, load_tokenizer, resolve_embedding_model
@@ -381,9 +382,10 @@ def documents_fingerprint(documents: Sequence[Document]) -> str:
 def cached_chunks(
     documents: Sequence[Document], config: ChunkingConfig, cache_dir: Path, progress: bool = True,
 ) -> tuple[list[Chunk], str]:
-    """Chunk the documents, or read the chunks cached under ``cache_dir/chunks`` for the same documents
-    and settings; returns the chunks and their fingerprint (SHA-256 over ids, URLs and texts)."""
-    key = sha256_text(documents_fingerprint(documents) + config.model_dump_json())
+    """Chunk the documents, or read the chunks cached under ``cache_dir/chunks`` for the same documents,
+    settings and chunking code (:func:`rag.code_version.code_version`); returns the chunks and their
+    fingerprint (SHA-256 over ids, URLs and texts)."""
+    key = sha256_text(documents_fingerprint(documents) + config.model_dump_json() + code_version(__name__))
     path = Path(cache_dir) / "chunks" / f"{key[:32]}.json"
     chunks: list[Chunk] | None = None
     if path.is_file():

@@ -6,15 +6,20 @@ content, in worker processes when many files need it, with what each conversion 
   and logged again with the file's relative path in front (:meth:`Conversion.log_notes`) wherever
   the text came from: this process, a worker or the cache.
 - **Cache**: ``<cache_dir>/converted/``, one JSON file per file content (SHA-256 of its bytes), suffix
-  and :func:`converter_version`, written atomically. A warm load reads no file through a parser:
-  Python 3.11's HTML library reference (498 pages) takes 153 s to convert on a 2-core AMD EPYC and
-  about 1 s from the cache (docs/data.md). Failures that depend only on the bytes are cached too
-  (``binary``, ``empty``, ``too_complex`` ...); a library's parse error (``unreadable``, which may be
-  a transient ``MemoryError``) is not. An unreadable cache file is converted again.
+  and :func:`converter_version` (the converters' source and libraries), written atomically. A warm
+  load reads no file through a parser: Python 3.11's HTML library reference (498 pages) loads in
+  5.4 s instead of 145 s on a 2-core AMD EPYC (docs/data.md). Failures that depend only on the bytes
+  are cached too (``binary``, ``empty``, ``too_complex`` ...); a library's parse error
+  (``unreadable``, which may be a transient ``MemoryError``) is not. An unreadable cache file is
+  converted again.
 - **Workers**: once :data:`POOL_AFTER` files of one load have needed converting, the following ones
-  are converted by a pool of worker processes (``spawn``: no forked thread state), one per usable
-  CPU up to :data:`MAX_WORKERS`, at most two files in flight per worker; results are taken in the
-  folder's order, so the documents, warnings and counts are the same as in one process.
+  are converted by a pool of worker processes, one per usable CPU up to :data:`MAX_WORKERS`, at most
+  two files in flight per worker; results are taken in the folder's order, so the documents,
+  warnings and counts are the same as in one process. Workers are forked, on Linux only: a spawned
+  worker imports the caller's main module again, which fails for a script that calls
+  :func:`rag.data.load_dataset` without an ``if __name__ == "__main__"`` guard; elsewhere (macOS,
+  Windows) one process converts. A worker that dies (killed, out of memory) leaves its files to this
+  process.
 """
 
 from __future__ import annotations
@@ -24,7 +29,6 @@ import json
 import logging
 import multiprocessing
 import sys
-import unicodedata
 import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -32,11 +36,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
-from importlib import metadata, util
 from pathlib import Path
 from typing import TypeVar
 
+from rag.code_version import code_version
 from rag.data.convert import UNREADABLE, Converted, Unreadable, convert
 from rag.io_utils import atomic_write_json
 from rag.models import usable_cpus
@@ -46,12 +49,6 @@ log = logging.getLogger(__name__)
 #: Files of one load converted in this process before a worker pool takes the rest.
 POOL_AFTER = 24
 MAX_WORKERS = 8
-#: The modules whose code makes a file's text (the converters and everything they import from ``rag``):
-#: their source is part of :func:`converter_version`.
-CONVERTER_MODULES = (
-    "rag.data.convert", "rag.data.generated", "rag.data.pdf_text", "rag.data.rst", "rag.data.myst", "rag.errors",
-    "rag.normalize", "rag.stopwords", "rag.text.sections",
-)
 #: The libraries that parse the formats: their versions are part of :func:`converter_version`.
 CONVERTER_LIBRARIES = (
     "beautifulsoup4", "markdownify", "pypdf", "python-docx", "docutils", "markdown-it-py", "mdit-py-plugins",
@@ -140,20 +137,10 @@ def convert_noting(data: bytes, suffix: str) -> Conversion:
     return Conversion(converted, unreadable, tuple(notes))
 
 
-@cache
 def converter_version() -> str:
-    """SHA-256 over the source of :data:`CONVERTER_MODULES`, the versions of
-    :data:`CONVERTER_LIBRARIES`, Python's Unicode database (NFKC) and major.minor version."""
-    digest = hashlib.sha256()
-    for module in CONVERTER_MODULES:
-        digest.update(Path(util.find_spec(module).origin).read_bytes())
-    for library in CONVERTER_LIBRARIES:
-        try:
-            digest.update(f"{library}=={metadata.version(library)}".encode())
-        except metadata.PackageNotFoundError:
-            digest.update(f"{library} missing".encode())
-    digest.update(f"unicode {unicodedata.unidata_version} python {sys.version_info[:2]}".encode())
-    return digest.hexdigest()
+    """The converters' :func:`rag.code_version.code_version`: the source of :mod:`rag.data.convert`
+    and of every ``rag`` module it imports, the versions of :data:`CONVERTER_LIBRARIES`, Python's."""
+    return code_version("rag.data.convert", CONVERTER_LIBRARIES)
 
 
 class ConversionCache:

@@ -15,7 +15,8 @@ second of any -- so a sample of ``n`` covers ``min(n, documents)`` documents.
 Cache: the question file and its provenance are stored under
 ``cache_dir/questions/<key>/<generator>.jsonl`` where ``key`` hashes the chunks (so the documents and
 the chunking settings), ``n``, the seed, the generator with its model, endpoint and sampling settings,
-the prompt hash and the filters. The same inputs read the stored file; the LLM's individual replies
+the prompt hash, the filters and the code (:func:`rag.code_version.code_version` of this module: its
+source and that of every ``rag`` module it imports). The same inputs read the stored file; the LLM's individual replies
 are cached as well (:mod:`rag.generation.cache`), so an interrupted synthesis resumes where it stopped.
 """
 
@@ -44,6 +45,7 @@ from rag.data.questions.templates import corpus_examples, template_candidates
 from rag.data.records import ProblemLog, question_record, read_questions_jsonl, write_jsonl
 from rag.errors import BenchError
 from rag.generation import build_generator
+from rag.code_version import code_version
 from rag.io_utils import atomic_write_bytes, atomic_write_json, sha256_text
 from rag.progress import progress as progress_bar
 from rag.secrets import Redactor
@@ -57,7 +59,6 @@ log = logging.getLogger(__name__)
 GeneratorKind = Literal["llm", "template"]
 GENERATOR_KINDS = ("llm", "template")
 OVERSAMPLE = 4
-CACHE_VERSION = 6  # bumped whenever a change of this package changes what a key makes
 GeneratorFactory = Callable[..., Any]
 
 
@@ -90,7 +91,7 @@ def chunk_order(chunks: Sequence[Chunk], seed: int) -> list[Chunk]:
 
 def _cache_key(chunks_fingerprint: str, n: int, generator: str, seed: int, llm_settings: dict | None) -> str:
     return sha256_text(json.dumps({
-        "version": CACHE_VERSION, "chunks": chunks_fingerprint, "n": n, "generator": generator, "seed": seed,
+        "code": code_version(__name__), "chunks": chunks_fingerprint, "n": n, "generator": generator, "seed": seed,
         "llm": llm_settings, "filters": FILTERS, "oversample": OVERSAMPLE,
     }, sort_keys=True))
 

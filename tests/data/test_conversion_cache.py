@@ -1,8 +1,8 @@
 """A folder's converted files are cached per content and converted by worker processes when there
 are many (rag.data.conversions). Oracles: the load of the same real folder with no cache and no
 worker (the converters called one after another in this process), which every cached, pooled and
-warm load must equal to the last field; the converters' own imports, read from their source; the
-warnings pypdf logs on a truncated PDF, which every load must log again."""
+warm load must equal to the last field; the modules' own imports, found by Python's parser; the
+warnings pypdf logs on a damaged PDF, which every load must log again."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+import rag.code_version as code_version_module
+from rag.code_version import imported_modules
 from rag.data import conversions, load_dataset
-from rag.data.conversions import CONVERTER_MODULES, ConversionCache, FileBytes, FolderConverter, convert_noting
+from rag.data.conversions import ConversionCache, FileBytes, FolderConverter, convert_noting, converter_version
 
 THIRDPARTY = Path(__file__).resolve().parents[1] / "fixtures" / "thirdparty"
 
@@ -134,7 +136,8 @@ def test_an_unreadable_cache_file_is_converted_again(tmp_path, caplog) -> None:
 
 
 def _rag_imports(module: str) -> set[str]:
-    """The ``rag`` modules ``module`` imports at any depth, imports inside functions included."""
+    """The ``rag`` modules ``module`` imports at any depth, imports inside functions included, found
+    by Python's own parser (the oracle for the line pattern :func:`imported_modules` reads)."""
     found, todo = set(), [module]
     while todo:
         name = todo.pop()
@@ -147,8 +150,24 @@ def _rag_imports(module: str) -> set[str]:
                 todo.append(node.module)
             elif isinstance(node, ast.Import):
                 todo.extend(alias.name for alias in node.names if alias.name.split(".")[0] == "rag")
-    return {name for name in found if not util.find_spec(name).origin.endswith("__init__.py")}
+    return found
 
 
-def test_the_converter_version_covers_every_module_the_converters_import() -> None:
-    assert _rag_imports("rag.data.convert") <= set(CONVERTER_MODULES)
+@pytest.mark.parametrize("module", ["rag.data.convert", "rag.chunking", "rag.runner.questions"])
+def test_the_code_version_covers_every_module_imported(module) -> None:
+    assert _rag_imports(module) <= set(imported_modules(module))
+
+
+def test_the_converter_version_changes_with_a_module_the_converters_import(tmp_path, monkeypatch) -> None:
+    before = converter_version()
+    edited = tmp_path / "generated.py"  # rag.data.generated with one more rule, say
+    edited.write_text(Path(util.find_spec("rag.data.generated").origin).read_text(encoding="utf-8") + "\n# edited\n",
+                      encoding="utf-8")
+    real_source = code_version_module._source
+    monkeypatch.setattr(code_version_module, "_source",
+                        lambda name: edited if name == "rag.data.generated" else real_source(name))
+    code_version_module.code_version.cache_clear()
+    try:
+        assert converter_version() != before
+    finally:
+        code_version_module.code_version.cache_clear()
