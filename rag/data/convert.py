@@ -230,14 +230,18 @@ def _decompose(elements) -> None:
 
 
 def _page_furniture(soup) -> list:
-    """The elements that the tools named in the page's ``<meta name="generator">`` (the first word of
-    each, lower-cased, before a ``/`` or a space) write on every page alike
-    (:data:`rag.data.generated.PAGE_FURNITURE`); none for other pages."""
+    """The elements that the tools named in the page's ``<meta name="generator">`` (any case of
+    ``name``; the first word of each, lower-cased, before a ``/`` or a space) write on every page
+    alike (:data:`rag.data.generated.PAGE_FURNITURE`); none for other pages."""
     names = {re.split(r"[/\s]", meta["content"].strip().lower(), maxsplit=1)[0]
-             for meta in soup.find_all("meta", attrs={"name": "generator", "content": True})}
+             for meta in soup.find_all("meta", content=True) if meta.get("name", "").lower() == "generator"}
     found = [PAGE_FURNITURE[name] for name in sorted(names) if name in PAGE_FURNITURE]
-    return [element for furniture in found for element in
-            (*soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes)))]
+    elements = [element for furniture in found for element in (
+        *soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes)),
+        *(soup.find_all(class_=re.compile(f"^(?:{furniture.class_pattern})$")) if furniture.class_pattern else ()),
+        *(inner.find_parent("table") for inner in (soup.find_all(class_=list(furniture.tables_of))
+                                                   if furniture.tables_of else ()) if inner.find_parent("table")))]
+    return list({id(element): element for element in elements}.values())
 
 
 _REFRESH = re.compile(r"\s*0+(?:\.0*)?\s*[;,]\s*(?:url\s*=\s*)?(['\"]?)(?P<url>[^'\"]+)\1\s*\Z", re.IGNORECASE)

@@ -31,6 +31,7 @@ MKDOCS = FIXTURES / "mkdocs-literate-nav"
 MDBOOK = FIXTURES / "mdbook-rust-book"
 RUSTDOC = FIXTURES / "rustdoc-cargo"
 GTKDOC = FIXTURES / "gtkdoc-libtasn1"
+TEXINFO = FIXTURES / "texinfo-libffi"
 PAGES = ["index.html", "topics/caching.html", "topics/index.html"]
 SPHINX_WROTE = ["_sources/index.md.txt", "_sources/topics/caching.md.txt", "_sources/topics/index.md.txt",
                 "genindex.html", "search.html"]
@@ -381,3 +382,34 @@ def test_doxygen_group_headings_in_a_member_table_start_sections():
     rows = [next(index for index, line in enumerate(lines) if line.startswith("| ") and member in line)
             for member in members]  # each member in a table line,
     assert lines.index("## Public Types") < rows[0] < lines.index("## Public Member Functions") < rows[1]  # under its group
+
+
+def test_texinfo_node_navigation_menus_and_index_tables_are_dropped():
+    pages = sorted(TEXINFO.glob("*.html"))
+    assert len(pages) == 20
+    for page in pages:
+        source = page.read_bytes()
+        soup = BeautifulSoup(source, "html.parser")
+        assert soup.find("meta", attrs={"name": "Generator"})["content"] == "makeinfo"  # Texinfo's name= is capitalised
+        converted = convert(source, ".html").text
+        text = words(converted.replace("`", ""))  # "<code>enum</code>s" is "`enum`s"
+        for header in soup.find_all("div", class_="header"):  # "Next: ..., Up: ... [Index]" above every node
+            assert words(header.get_text()).startswith(("next ", "previous ", "up ")) and words(header.get_text()) not in text
+        lines = {" ".join(line.split()) for line in converted.split("\n")}
+        for menu in soup.find_all("ul", class_="section-toc"):  # a node's menu of its child nodes
+            assert not any("- " + " ".join(item.get_text().split()) in lines for item in menu.find_all("li")), page.name
+        for paragraph in soup.find_all("p"):  # the node's own text stays
+            if paragraph.find_parent(class_="header") is None and paragraph.get_text().strip():
+                assert words(paragraph.get_text()) in text, (page.name, paragraph.get_text())
+    index = (TEXINFO / "Index.html").read_bytes()
+    soup = BeautifulSoup(index, "html.parser")
+    entries = [cell.find("code").get_text() for cell in soup.find("table", class_="index-cp").find_all("td")
+               if cell.find("code") is not None]
+    assert "ffi_prep_cif" in entries and len(entries) >= 10  # the index of the manual: an entry, a link
+    letters = [link.get_text() for link in soup.find_all("a", class_="summary-letter")]
+    assert letters[:2] == ["A", "C"]  # "Jump to: A C F V", above and below the index
+    converted = convert(index, ".html")
+    assert not any(entry in converted.text for entry in entries)
+    assert "Jump to" not in converted.text and converted.text.strip("-\n ").strip() == "## Index"
+    anonymous = index.replace(b'<meta name="Generator" content="makeinfo">', b"")  # without the meta: the page's own
+    assert "Jump to" in convert(anonymous, ".html").text
