@@ -50,9 +50,9 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from rag.code_version import code_version
 from rag.text.sections import Section, section_label, sections
 from rag.text.sentences import sentence_spans
-from rag.code_version import code_version
 from rag.errors import BenchError, ConfigError
 from rag.io_utils import atomic_write_json, sha256_strings, sha256_text
 from rag.models import DEFAULT_EMBEDDING_MODEL, load_tokenizer, resolve_embedding_model

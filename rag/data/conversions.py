@@ -24,7 +24,6 @@ content, in worker processes when many files need it, with what each conversion 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import multiprocessing
@@ -41,7 +40,7 @@ from typing import TypeVar
 
 from rag.code_version import code_version
 from rag.data.convert import UNREADABLE, Converted, Unreadable, convert
-from rag.io_utils import atomic_write_json
+from rag.io_utils import atomic_write_json, sha256_text
 from rag.models import usable_cpus
 
 log = logging.getLogger(__name__)
@@ -72,12 +71,6 @@ class Conversion:
         """Log the notes again, each with ``relative: `` in front of its message."""
         for name, level, message in self.notes:
             logging.getLogger(name).log(level, "%s: %s", relative, message)
-
-    def result(self) -> Converted:
-        """The text, or :class:`Unreadable`."""
-        if self.converted is None:
-            raise Unreadable(*self.unreadable)
-        return self.converted
 
     def record(self) -> dict:
         text = None if self.converted is None else {
@@ -151,7 +144,7 @@ class ConversionCache:
         self.directory = Path(directory)
 
     def _path(self, digest: str, suffix: str) -> Path:
-        key = hashlib.sha256(f"{converter_version()}\0{suffix}\0{digest}".encode()).hexdigest()
+        key = sha256_text(f"{converter_version()}\0{suffix}\0{digest}")
         return self.directory / key[:2] / f"{key[2:34]}.json"
 
     def get(self, digest: str, suffix: str) -> Conversion | None:

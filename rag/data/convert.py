@@ -235,13 +235,15 @@ def _page_furniture(soup) -> list:
     alike (:data:`rag.data.generated.PAGE_FURNITURE`); none for other pages."""
     names = {re.split(r"[/\s]", meta["content"].strip().lower(), maxsplit=1)[0]
              for meta in soup.find_all("meta", content=True) if meta.get("name", "").lower() == "generator"}
-    found = [PAGE_FURNITURE[name] for name in sorted(names) if name in PAGE_FURNITURE]
-    elements = [element for furniture in found for element in (
-        *soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes)),
-        *(soup.find_all(class_=re.compile(f"^(?:{furniture.class_pattern})$")) if furniture.class_pattern else ()),
-        *(inner.find_parent("table") for inner in (soup.find_all(class_=list(furniture.tables_of))
-                                                   if furniture.tables_of else ()) if inner.find_parent("table")))]
-    return list({id(element): element for element in elements}.values())
+    elements: dict[int, object] = {}  # by identity: an element found by two rules is counted once
+    for furniture in (PAGE_FURNITURE[name] for name in sorted(names) if name in PAGE_FURNITURE):
+        found = [*soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes))]
+        if furniture.class_pattern:
+            found += soup.find_all(class_=re.compile(f"^(?:{furniture.class_pattern})$"))
+        if furniture.tables_of:
+            found += [inner.find_parent("table") for inner in soup.find_all(class_=list(furniture.tables_of))]
+        elements.update((id(element), element) for element in found if element is not None)
+    return list(elements.values())
 
 
 _REFRESH = re.compile(r"\s*0+(?:\.0*)?\s*[;,]\s*(?:url\s*=\s*)?(['\"]?)(?P<url>[^'\"]+)\1\s*\Z", re.IGNORECASE)

@@ -43,7 +43,6 @@ cannot pull in other files of the machine) and ``link_to_folder`` (links to fold
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -65,7 +64,7 @@ from rag.data.near_duplicates import near_duplicates
 from rag.data.records import ProblemLog
 from rag.text.sections import first_heading
 from rag.errors import DataError
-from rag.io_utils import name_text
+from rag.io_utils import name_text, sha256_bytes
 from rag.progress import progress
 from rag.types import Document
 
@@ -199,14 +198,13 @@ def read_file(path: Path, root: Path, max_bytes: int) -> tuple[bytes, str]:
 
 @dataclass(frozen=True)
 class WalkedFile:
-    """A file the walk found: its relative path and path, its suffix once read, why it cannot be
-    read, or the file read before it with the same bytes."""
+    """A file the walk found: its relative path and path, its suffix once read, and why it cannot be
+    read."""
 
     relative: str
     path: Path
     suffix: str = ""
     problem: Unreadable | None = None
-    duplicate_of: str | None = None
 
 
 def _read_files(walked: list[tuple[str, Path, Unreadable | None]], root: Path, max_bytes: int,
@@ -222,11 +220,11 @@ def _read_files(walked: list[tuple[str, Path, Unreadable | None]], root: Path, m
         except Unreadable as exc:
             yield WalkedFile(relative, path, problem=exc), None
             continue
-        digest = hashlib.sha256(data).hexdigest()
+        digest = sha256_bytes(data)
         if digest in seen:
             duplicates[relative] = seen[digest]
             log.info("%s has the same content as %s: read once", relative, seen[digest])
-            yield WalkedFile(relative, path, suffix, duplicate_of=seen[digest]), None
+            yield WalkedFile(relative, path, suffix), None
             continue
         seen[digest] = relative
         yield WalkedFile(relative, path, suffix), FileBytes(data, suffix, digest)

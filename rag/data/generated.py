@@ -2,8 +2,9 @@
 about: left out of a folder of files unless ``dataset.generated_pages: keep``.
 
 A folder is a tool's build when it holds one of the tool's marker files (:data:`TOOLS`; a name, a
-name pattern with ``*``, or a path below the folder; the first tool in :data:`TOOLS` that matches); then the tool's generated pages and folders directly under it are left out,
-and for some tools (Javadoc, rustdoc) also those in every folder below it:
+name pattern with ``*``, or a path below the folder; the first tool in :data:`TOOLS` that matches);
+then the tool's generated pages and folders directly under it are left out, and for some tools
+(Javadoc, rustdoc) also those in every folder below it:
 
 - **Sphinx** (marker ``searchindex.js``, written by every Sphinx HTML build): the general index
   (``genindex.html``, and when split ``genindex-A.html`` ... ``genindex-all.html``) and the domain

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rag.chunking import cached_chunks
+from rag.code_version import code_version
 from rag.data.loaders import load_dataset
 from rag.data.questions.common import seeded_rng
 from rag.data.questions.filters import FILTERS, Candidate, QuestionFilter, lexical_bias, lexical_overlap
@@ -45,7 +46,6 @@ from rag.data.questions.templates import corpus_examples, template_candidates
 from rag.data.records import ProblemLog, question_record, read_questions_jsonl, write_jsonl
 from rag.errors import BenchError
 from rag.generation import build_generator
-from rag.code_version import code_version
 from rag.io_utils import atomic_write_bytes, atomic_write_json, sha256_text
 from rag.progress import progress as progress_bar
 from rag.secrets import Redactor
