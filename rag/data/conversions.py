@@ -24,6 +24,7 @@ content, in worker processes when many files need it, with what each conversion 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import multiprocessing
@@ -73,9 +74,7 @@ class Conversion:
             logging.getLogger(name).log(level, "%s: %s", relative, message)
 
     def record(self) -> dict:
-        text = None if self.converted is None else {
-            "text": self.converted.text, "title": self.converted.title, "dropped": self.converted.dropped,
-            "redirect": self.converted.redirect}
+        text = None if self.converted is None else dataclasses.asdict(self.converted)
         return {"converted": text, "unreadable": self.unreadable, "notes": self.notes}
 
     @classmethod

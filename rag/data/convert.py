@@ -88,6 +88,7 @@ class Converted:
     title: str | None = None
     dropped: dict[str, int] = field(default_factory=dict)
     redirect: str | None = None  # an HTML page that sends the browser on at once: where (:func:`redirect_target`)
+    generated_by: str | None = None  # a page that is all a tool's furniture (an index): the tool (:func:`html_file`)
 
 
 Converter = Callable[[bytes], Converted]
@@ -121,7 +122,7 @@ def convert(data: bytes, suffix: str) -> Converted:
             raise Unreadable(NO_TEXT, "the PDF holds no text (scanned or image-only?)")
         raise Unreadable(EMPTY, "no text")
     return Converted(nfkc(result.text.replace("\x00", "")), nfkc(result.title) if result.title else None,
-                     result.dropped, result.redirect)
+                     result.dropped, result.redirect, result.generated_by)
 
 
 def within_budget(count: int, budget: int, what: str) -> None:
@@ -184,16 +185,28 @@ def rst_file(data: bytes) -> Converted:
 
 @converter(".html", ".htm", ".xhtml")
 def html_file(data: bytes) -> Converted:
-    """HTML through BeautifulSoup and markdownify (see the module docstring)."""
+    """HTML through BeautifulSoup and markdownify (see the module docstring). A page that a tool's
+    furniture leaves without text under its headings (an index page) is converted whole and marked
+    as the tool's (``Converted.generated_by``)."""
+    if looks_binary(data):
+        raise Unreadable(BINARY, "binary content (NUL bytes), not HTML")
+    converted = _html_markdown(data, drop_furniture=True)
+    if converted.generated_by is None:
+        return converted
+    whole = _html_markdown(data, drop_furniture=False)
+    return Converted(whole.text, whole.title, whole.dropped, whole.redirect, converted.generated_by)
+
+
+def _html_markdown(data: bytes, drop_furniture: bool) -> Converted:
+    """The page's Markdown; with ``drop_furniture``, without its tools' furniture, and
+    ``generated_by`` naming the tool when that left no text but headings and rules."""
     from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
     from markdownify import ATX, MarkdownConverter
 
-    if looks_binary(data):
-        raise Unreadable(BINARY, "binary content (NUL bytes), not HTML")
     soup = BeautifulSoup(data, "html.parser")
     redirect = redirect_target(soup)
     _decompose([*soup(["script", "style", "template", "noscript", "nav"]), *soup(attrs={"role": "navigation"})])
-    generated = _page_furniture(soup)
+    tools, generated = _page_furniture(soup) if drop_furniture else ([], [])
     _decompose(generated)
     for node in soup.find_all(string=lambda node: isinstance(node, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
@@ -215,11 +228,19 @@ def html_file(data: bytes) -> Converted:
         soup.title.decompose()
     text = MarkdownConverter(heading_style=ATX, strip=["a", "img"], bullets="-", escape_underscores=False,
                              escape_asterisks=False).convert_soup(soup)
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = re.sub(r"\n{3,}", "\n\n", text.replace("\r\n", "\n").replace("\r", "\n")).strip() + "\n"
     dropped = {"table_of_contents": len(tables_of_contents), "permalinks": len(permalinks),
                "layout_lists": len(layout_lists), "table_headings": heading_rows, "generated_sections": len(generated)}
-    return Converted(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n", title or None,
-                     {name: n for name, n in dropped.items() if n}, redirect)
+    generated_by = tools[0] if tools and not _holds_text(text) else None
+    return Converted(text, title or None, {name: n for name, n in dropped.items() if n}, redirect, generated_by)
+
+
+_TEXT_LINE = re.compile(r"^(?!#)(?!\s*(?:[-*_]\s*){3,}$).*\w", re.MULTILINE)
+
+
+def _holds_text(markdown: str) -> bool:
+    """Whether a line of the Markdown other than a heading or a rule holds a letter or digit."""
+    return _TEXT_LINE.search(markdown) is not None
 
 
 def _decompose(elements) -> None:
@@ -229,21 +250,28 @@ def _decompose(elements) -> None:
             element.decompose()
 
 
-def _page_furniture(soup) -> list:
-    """The elements that the tools named in the page's ``<meta name="generator">`` (any case of
-    ``name``; the first word of each, lower-cased, before a ``/`` or a space) write on every page
-    alike (:data:`rag.data.generated.PAGE_FURNITURE`); none for other pages."""
+def _page_furniture(soup) -> tuple[list[str], list]:
+    """The tools named in the page's ``<meta name="generator">`` (any case of ``name``; the first word
+    of each, lower-cased, before a ``/`` or a space) whose furniture the page holds, in the order of
+    :data:`rag.data.generated.PAGE_FURNITURE` (gtk-doc before the DocBook XSL it is built on), and
+    those elements, which the tools write on every page alike; none for other pages."""
     names = {re.split(r"[/\s]", meta["content"].strip().lower(), maxsplit=1)[0]
              for meta in soup.find_all("meta", content=True) if meta.get("name", "").lower() == "generator"}
+    tools: list[str] = []
     elements: dict[int, object] = {}  # by identity: an element found by two rules is counted once
-    for furniture in (PAGE_FURNITURE[name] for name in sorted(names) if name in PAGE_FURNITURE):
+    for furniture in (furniture for name, furniture in PAGE_FURNITURE.items() if name in names):
         found = [*soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes))]
         if furniture.class_pattern:
             found += soup.find_all(class_=re.compile(f"^(?:{furniture.class_pattern})$"))
         if furniture.tables_of:
             found += [inner.find_parent("table") for inner in soup.find_all(class_=list(furniture.tables_of))]
-        elements.update((id(element), element) for element in found if element is not None)
-    return list(elements.values())
+        for attribute, value in furniture.attributes:
+            found += soup.find_all(attrs={attribute: value})
+        found = [element for element in found if element is not None]
+        if found:
+            tools.append(furniture.tool)
+        elements.update((id(element), element) for element in found)
+    return tools, list(elements.values())
 
 
 _REFRESH = re.compile(r"\s*0+(?:\.0*)?\s*[;,]\s*(?:url\s*=\s*)?(['\"]?)(?P<url>[^'\"]+)\1\s*\Z", re.IGNORECASE)

@@ -62,7 +62,18 @@ line: ``table-tabs``); gtk-doc's navigation bar ("Top | Description", and the le
 navigation above every node ("Next: ..., Previous: ..., Up: ... [Index]": ``header``), the node's
 menu of its child nodes (``section-toc``), and the printed indices (tables of class ``index-cp``,
 ``index-fn`` ...: an entry and the node it is in, each a link) with their "Jump to: A B C" letter
-tables.
+tables; the DocBook XSL stylesheets' (PostgreSQL's, Valgrind's, libxml2's and Debian's manuals)
+navigation above and below every page ("Prev | Up | Home | Next" and the neighbours' titles:
+``navheader``, ``navfooter``, and the tables their customization layers write with the summary
+"Navigation header" or "Navigation footer"), the lists of the book's tables, figures and examples
+(``list-of-tables`` ...: each title a link, a table of contents) and the book's index (``index``,
+``setindex``: every indexed term with the sections it is in). In PostgreSQL 15's manual (1,169 pages) the bars were
+in 2,331 of its 11,503 chunks and the index was 161 more.
+
+A page that holds nothing but such furniture, tables of contents and headings (Texinfo's and
+DocBook's index pages; a part's or a chapter's page that lists its sections) is a page the tool
+generated: it is listed in ``Dataset.generated`` under the tool's name and left out
+like the generated files above, or indexed whole, furniture and all, with ``generated_pages: keep``.
 """
 
 from __future__ import annotations
@@ -115,27 +126,33 @@ TOOLS = (
 
 @dataclass(frozen=True)
 class Furniture:
-    """What a tool writes on every page alike: elements by ``id``, by ``class``, by a pattern for a
-    family of classes (matched whole), and the tables that hold an element of one of ``tables_of``
-    classes."""
+    """What a tool (``tool``: its name in ``Dataset.generated``) writes on every page alike: elements
+    by ``id``, by ``class``, by a pattern for a family of classes (matched whole), by an attribute's
+    exact value, and the tables that hold an element of one of ``tables_of`` classes."""
 
-    ids: tuple[str, ...]
-    classes: tuple[str, ...]
+    tool: str
+    ids: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
     class_pattern: str | None = None
     tables_of: tuple[str, ...] = ()
+    attributes: tuple[tuple[str, str], ...] = ()
 
 
 #: A tool's page furniture, by the name its pages give in ``<meta name="generator">`` (its first word,
 #: lower-cased, before a ``/`` or a space: Javadoc writes ``javadoc/ClassWriterImpl``, gtk-doc
-#: ``GTK-Doc V1.33.1 (XML mode)``, Texinfo ``makeinfo`` under ``name="Generator"``).
+#: ``GTK-Doc V1.33.1 (XML mode)``, Texinfo ``makeinfo`` under ``name="Generator"``, the DocBook XSL
+#: stylesheets ``DocBook XSL Stylesheets V1.79.2``).
 PAGE_FURNITURE = {
-    "rustdoc": Furniture(ids=("synthetic-implementations", "synthetic-implementations-list",
-                              "blanket-implementations", "blanket-implementations-list"),
+    "rustdoc": Furniture("rustdoc", ids=("synthetic-implementations", "synthetic-implementations-list",
+                                         "blanket-implementations", "blanket-implementations-list"),
                          classes=("srclink", "rightside", "out-of-band", "hideme")),
-    "javadoc": Furniture(ids=(), classes=("table-tabs",)),
-    "gtk-doc": Furniture(ids=(), classes=("navigation", "footer")),
-    "makeinfo": Furniture(ids=(), classes=("header", "section-toc"), class_pattern=r"index-[a-z]+",
+    "javadoc": Furniture("Javadoc", classes=("table-tabs",)),
+    "gtk-doc": Furniture("gtk-doc", classes=("navigation", "footer")),
+    "makeinfo": Furniture("Texinfo", classes=("header", "section-toc"), class_pattern=r"index-[a-z]+",
                           tables_of=("summary-letter",)),
+    "docbook": Furniture("DocBook XSL", classes=("navheader", "navfooter", "index", "setindex"),
+                         class_pattern=r"list-of-[a-z]+",
+                         attributes=(("summary", "Navigation header"), ("summary", "Navigation footer"))),
 }
 
 

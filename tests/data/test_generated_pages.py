@@ -387,20 +387,31 @@ def test_doxygen_group_headings_in_a_member_table_start_sections():
 def test_texinfo_node_navigation_menus_and_index_tables_are_dropped():
     pages = sorted(TEXINFO.glob("*.html"))
     assert len(pages) == 20
+    left_out = set()
     for page in pages:
         source = page.read_bytes()
         soup = BeautifulSoup(source, "html.parser")
         assert soup.find("meta", attrs={"name": "Generator"})["content"] == "makeinfo"  # Texinfo's name= is capitalised
-        converted = convert(source, ".html").text
-        text = words(converted.replace("`", ""))  # "<code>enum</code>s" is "`enum`s"
+        own = [paragraph for paragraph in soup.find_all("p")
+               if paragraph.find_parent(class_="header") is None and paragraph.get_text().strip()]
+        converted = convert(source, ".html")
+        if not own:
+            left_out.add(page.name)  # no text of its own: a node's title and its menu, or the index
+            assert converted.generated_by == "Texinfo"
+            continue
+        assert converted.generated_by is None
+        text = words(converted.text.replace("`", ""))  # "<code>enum</code>s" is "`enum`s"
         for header in soup.find_all("div", class_="header"):  # "Next: ..., Up: ... [Index]" above every node
             assert words(header.get_text()).startswith(("next ", "previous ", "up ")) and words(header.get_text()) not in text
-        lines = {" ".join(line.split()) for line in converted.split("\n")}
+        lines = {" ".join(line.split()) for line in converted.text.split("\n")}
         for menu in soup.find_all("ul", class_="section-toc"):  # a node's menu of its child nodes
             assert not any("- " + " ".join(item.get_text().split()) in lines for item in menu.find_all("li")), page.name
-        for paragraph in soup.find_all("p"):  # the node's own text stays
-            if paragraph.find_parent(class_="header") is None and paragraph.get_text().strip():
-                assert words(paragraph.get_text()) in text, (page.name, paragraph.get_text())
+        for paragraph in own:  # the node's own text stays
+            assert words(paragraph.get_text()) in text, (page.name, paragraph.get_text())
+    assert left_out == {"Index.html", "Types.html", "Using-libffi.html"}
+    dataset = load(TEXINFO)
+    assert dataset.generated == dict.fromkeys(sorted(left_out), "Texinfo")
+    assert len(dataset.documents) == 17
     index = (TEXINFO / "Index.html").read_bytes()
     soup = BeautifulSoup(index, "html.parser")
     entries = [cell.find("code").get_text() for cell in soup.find("table", class_="index-cp").find_all("td")
@@ -408,8 +419,67 @@ def test_texinfo_node_navigation_menus_and_index_tables_are_dropped():
     assert "ffi_prep_cif" in entries and len(entries) >= 10  # the index of the manual: an entry, a link
     letters = [link.get_text() for link in soup.find_all("a", class_="summary-letter")]
     assert letters[:2] == ["A", "C"]  # "Jump to: A C F V", above and below the index
-    converted = convert(index, ".html")
-    assert not any(entry in converted.text for entry in entries)
-    assert "Jump to" not in converted.text and converted.text.strip("-\n ").strip() == "## Index"
+    assert {document.url for document in dataset.documents}.isdisjoint(left_out)
+    kept = {document.url: document.text for document in load(TEXINFO, generated_pages="keep").documents}
+    assert len(kept) == 20 and all(entry in kept["Index.html"] for entry in entries)  # indexed whole when kept
     anonymous = index.replace(b'<meta name="Generator" content="makeinfo">', b"")  # without the meta: the page's own
     assert "Jump to" in convert(anonymous, ".html").text
+
+
+DOCBOOK = FIXTURES / "docbook"
+_DOCBOOK_FURNITURE = ["navheader", "navfooter", "toc", "index", "nav"]  # "nav": Valgrind's navigation tables
+
+
+def _docbook_own_text(soup) -> list:
+    """The page's own blocks: those outside DocBook's navigation, tables of contents and index."""
+    return [block for block in soup.find_all(["p", "pre", "dd", "td", "th"])
+            if block.get_text(strip=True) and block.find_parent(class_=_DOCBOOK_FURNITURE) is None
+            and "nav" not in (block.get("class") or [])]
+
+
+def test_docbook_navigation_above_and_below_every_page_is_dropped():
+    pages = sorted(DOCBOOK.rglob("*.html"))
+    assert len(pages) == 8
+    for page in pages:
+        source = page.read_bytes()
+        soup = BeautifulSoup(source, "html.parser")
+        assert soup.find("meta", attrs={"name": "generator"})["content"].startswith("DocBook XSL Stylesheets")
+        bars = soup.find_all("table", attrs={"summary": re.compile("^Navigation (header|footer)$")})
+        assert len(bars) == 2, page  # every DocBook XSL page: one above, one below
+        cells = [" ".join(cell.get_text().split()) for bar in bars for cell in bar.find_all(["td", "th"])]
+        assert {"Up", "Home"} & set(cells), page  # links to the part above and the book's title page
+        converted = convert(source, ".html")
+        if not _docbook_own_text(soup):
+            continue  # a title and its contents: the next test
+        lines = [" ".join(line.split()) for line in converted.text.split("\n")]
+        # no line of the bars is left: a Markdown row of their cells ("| Prev | Up | Next |")
+        assert not any(line.startswith("|") and {"Prev", "Up", "Home"} & set(cell.strip() for cell in line.split("|"))
+                       for line in lines), page
+        rules = [rule for rule in soup.find_all("hr") if rule.find_parent(class_=_DOCBOOK_FURNITURE) is None]
+        assert lines.count("---") == len(rules), page  # the bars' rules go with them
+        for block in _docbook_own_text(soup):  # the page's own text stays
+            assert words(block.get_text()) in words(converted.text), (page, block.get_text()[:80])
+        headings = [" ".join(h.get_text().split()) for h in soup.find_all(["h1", "h2", "h3"])
+                    if h.find_parent(class_=_DOCBOOK_FURNITURE) is None]
+        assert [line.lstrip("# ") for line in lines if line.startswith("#")][:len(headings)] == headings
+    # the same bars on a page no generator meta names as DocBook's are the page's own
+    page = (DOCBOOK / "postgresql" / "sql-commit.html").read_bytes()
+    anonymous = page.replace(b'<meta name="generator" content="DocBook XSL Stylesheets Vsnapshot" />', b"")
+    assert anonymous != page and "| Prev | Up |" in convert(anonymous, ".html").text
+
+
+def test_docbook_index_and_contents_only_pages_are_left_out_as_generated():
+    named = {}
+    for page in sorted(DOCBOOK.rglob("*.html")):
+        soup = BeautifulSoup(page.read_bytes(), "html.parser")
+        named[page.relative_to(DOCBOOK).as_posix()] = bool(_docbook_own_text(soup))
+    empty = {url for url, own in named.items() if not own}
+    assert empty == {"libxml2-tutorial/ix01.html", "postgresql/tutorial-sql.html", "valgrind/licenses.html"}
+    dataset = load(DOCBOOK)
+    assert dataset.generated == dict.fromkeys(sorted(empty), "DocBook XSL")
+    assert sorted(document.url for document in dataset.documents) == sorted(set(named) - empty)
+    index = BeautifulSoup((DOCBOOK / "libxml2-tutorial" / "ix01.html").read_bytes(), "html.parser")
+    terms = [" ".join(term.get_text().split()).rstrip(",") for term in index.find("div", class_="indexdiv").find_all("dt")]
+    assert "attribute" in terms  # the book's index: each term and the sections it is in
+    kept = {document.url: document.text for document in load(DOCBOOK, generated_pages="keep").documents}
+    assert sorted(kept) == sorted(named) and all(term in kept["libxml2-tutorial/ix01.html"] for term in terms)
