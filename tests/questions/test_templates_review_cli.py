@@ -145,7 +145,14 @@ def test_degree_predicates_and_unfinished_answers_make_no_question(sentence, kin
     ("If you don't want to use a custom memory allocator, set the bzalloc field to NULL.", "condition"),
     ("If you just want a makefile for Visual C, have a look at makefile.msc.", "condition"),
     ("Supplying --prune-tags is a shorthand for providing the tag refspec.", "definition"),  # a gerund
+    # a condition cut at the comma inside its aside: "What happens if ... by the server (e.g.?" (PostgreSQL's
+    # protocol chapter)
+    ("If the minor version requested by the client is not supported by the server (e.g., the client requests "
+     "version 3.1, but the server supports only 3.0), the server may either reject the connection or respond "
+     "with a NegotiateProtocolVersion message.", "condition"),
     ("Perhaps the most important metacharacter is the backslash.", "definition"),  # Python's regex HOWTO
+    # a subject holding a verb is no noun phrase (PostgreSQL's pg_sequences view)
+    ("The sequence is unlogged and the server is a standby.", "definition"),
     # a judgement is no definition
     ("Interviews are a great way to have in-depth conversations with users.", "definition"),
     ("Interviews are a great way to have in-depth conversations with users.", "known_item"),

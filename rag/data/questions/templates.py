@@ -39,7 +39,8 @@ kind            sentence                                                question
 ==============  ======================================================  ==========================
 
 A noun phrase starts with an article or a word that is not a function word (NLTK's stop words, the
-pronouns, the fragment starts below) and holds no adverb in -ly ("Backups really are a ..."). A
+pronouns, the fragment starts below) and holds no adverb in -ly ("Backups really are a ...") and no
+"is"/"are"/"was"/"were" ("The sequence is unlogged and the server is a standby."). A
 clause is cut at its first comma or semicolon. A candidate is made only when
 
 * the slot the template filled (X, P, V or C) can stand in front of a whole corpus
@@ -60,7 +61,8 @@ clause is cut at its first comma or semicolon. A candidate is made only when
   commit, will complain" would give "git push", "a widely distributed, diverse, ever-changing group"
   "a widely distributed"); a how-to answer (``purpose``, ``wish``) has at least
   ``MIN_HOW_TO_ANSWER_WORDS`` (3) words ("safety triggers" is no instruction);
-* the question stands alone: no "the command", "the action" ... naming nothing
+* the question stands alone: the slot's brackets and quotes are balanced (a condition cut at the
+  comma of "(e.g., ...)" is not), no "the command", "the action" ... naming nothing
   (``_UNRESOLVED_ROLE``), no "any other ..." (``_RELATIVE_OTHER``: relative to a list in the
   passage), no "meantime", "still", "resulting", "otherwise" (``_ANAPHORA``); a condition has at
   least ``MIN_CONDITION_WORDS`` (4) words ("if pager is unspecified" names too little) and is not
@@ -145,6 +147,8 @@ _FRAGMENT_START = frozenset("if when whenever after before although though while
                             "as so or and but nor in on at by with without for from of to into than whether "
                             "which who whose where also otherwise however anyway then thus hence therefore instead "
                             "note finally now still yet even default whilst e.g. i.e. etc. one".split())
+#: A noun phrase holds no finite "to be": "The sequence is unlogged and the server is a standby." defines nothing.
+_COPULAS = frozenset("is are was were".split())
 #: First words of a condition without a subject ("If enabled, ...", "When installing packages, ..."):
 #: "What happens if enabled?" cannot be asked in front of a corpus.
 _SUBJECTLESS = frozenset("true false set unset unspecified specified enabled disabled given used called run omitted "
@@ -243,10 +247,12 @@ def _lower_first(text: str) -> str:
 
 
 def _subject_ok(subject: str, max_words: int) -> bool:
-    """A noun phrase: 1 to ``max_words`` words, the first an article or not a function word."""
+    """A noun phrase: 1 to ``max_words`` words, the first an article or not a function word, none a
+    form of "to be" (``_COPULAS``)."""
     words = subject.split()
     first = words[0].lower() if words else ""
     return (0 < len(words) <= max_words and first not in _PRONOUNS and first not in _FRAGMENT_START
+            and not any(word.lower() in _COPULAS for word in words)  # "The sequence is unlogged and the server"
             and first not in _SENTENCE_ADVERBS
             and not any(word.lower().endswith("ly") and len(word) > 4 for word in words)  # "Backups really are"
             and (bool(_ARTICLE.match(subject)) or first not in ENGLISH_STOPWORDS)
@@ -274,13 +280,19 @@ def complete_answer(answer: str, kind: str) -> bool:
     if (not words or _continuation(words) or words[0].lower().strip("\"'“(") in _FRAGMENT_START
             or _DEIXIS & set(re.findall(r"\w+", answer.casefold()))):
         return False
-    if answer.count("(") != answer.count(")") or answer.count('"') % 2 or answer.count("“") != answer.count("”"):
+    if not balanced(answer):
         return False
     if not content_words(answer) - _GENERIC or words[-1].lower().strip("\"'”)") in _DANGLING_END:
         return False
     if kind in ("purpose", "wish"):
         return len(words) >= MIN_HOW_TO_ANSWER_WORDS
     return len(words) >= MIN_ANSWER_WORDS or kind in ("known_item", "used_for")
+
+
+def balanced(text: str) -> bool:
+    """Whether ``text``'s round brackets and its straight and curly double quotes are balanced (a
+    clause cut at a comma inside an aside is not: "the server (e.g.")."""
+    return text.count("(") == text.count(")") and not text.count('"') % 2 and text.count("“") == text.count("”")
 
 
 def _continuation(words: Sequence[str]) -> bool:
@@ -352,6 +364,7 @@ def _usable_options(chunk: Chunk, names: frozenset[str], terms: FolderTerms) -> 
                if not terms.link_target(sentence) for option in _sentence_options(sentence)]
     return [option for option in options
             if not names_gold(option.question, names) and complete_answer(option.answer, option.kind)
+            and balanced(option.slot)
             and specific(option.slot, 1 if option.kind == "definition" else MIN_SLOT_WORDS)
             and specific_in_folder(option.question, terms)]
 
