@@ -206,8 +206,15 @@ def _html_markdown(data: bytes, drop_furniture: bool) -> Converted:
     soup = BeautifulSoup(data, "html.parser")
     redirect = redirect_target(soup)
     _decompose([*soup(["script", "style", "template", "noscript", "nav"]), *soup(attrs={"role": "navigation"})])
-    tools, generated = _page_furniture(soup) if drop_furniture else ([], [])
+    generators = _generators(soup)
+    tools, generated = _page_furniture(soup, generators) if drop_furniture else ([], [])
     _decompose(generated)
+    layout_tables = _page_layout_tables(soup, generators)
+    for table in layout_tables:
+        for element in table.find_all(["tbody", "thead", "tfoot", "tr", "td", "th"]):
+            if element.find_parent("table") is table:
+                element.name = "div"
+        table.name = "div"
     for node in soup.find_all(string=lambda node: isinstance(node, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
     permalinks = [link for link in soup.find_all("a", href=True) if _is_permalink(link)]
@@ -230,7 +237,8 @@ def _html_markdown(data: bytes, drop_furniture: bool) -> Converted:
                              escape_asterisks=False).convert_soup(soup)
     text = re.sub(r"\n{3,}", "\n\n", text.replace("\r\n", "\n").replace("\r", "\n")).strip() + "\n"
     dropped = {"table_of_contents": len(tables_of_contents), "permalinks": len(permalinks),
-               "layout_lists": len(layout_lists), "table_headings": heading_rows, "generated_sections": len(generated)}
+               "layout_lists": len(layout_lists), "layout_tables": len(layout_tables), "table_headings": heading_rows,
+               "generated_sections": len(generated)}
     generated_by = tools[0] if tools and not _holds_text(text) else None
     return Converted(text, title or None, {name: n for name, n in dropped.items() if n}, redirect, generated_by)
 
@@ -250,13 +258,24 @@ def _decompose(elements) -> None:
             element.decompose()
 
 
-def _page_furniture(soup) -> tuple[list[str], list]:
-    """The tools named in the page's ``<meta name="generator">`` (any case of ``name``; the first word
-    of each, lower-cased, before a ``/`` or a space) whose furniture the page holds, in the order of
+def _generators(soup) -> set[str]:
+    """The tools named in the page's ``<meta name="generator">`` (any case of ``name``): the first word
+    of each, lower-cased, before a ``/`` or a space."""
+    return {re.split(r"[/\s]", meta["content"].strip().lower(), maxsplit=1)[0]
+            for meta in soup.find_all("meta", content=True) if meta.get("name", "").lower() == "generator"}
+
+
+def _page_layout_tables(soup, names: set[str]) -> list:
+    """The tables that the tools ``names`` write to lay out a block, not to hold data
+    (``Furniture.layout_tables``: DocBook's admonitions)."""
+    pairs = [pair for name, furniture in PAGE_FURNITURE.items() if name in names for pair in furniture.layout_tables]
+    return [table for table in soup.find_all("table") if any(table.get(attribute) == value for attribute, value in pairs)]
+
+
+def _page_furniture(soup, names: set[str]) -> tuple[list[str], list]:
+    """The tools ``names`` (:func:`_generators`) whose furniture the page holds, in the order of
     :data:`rag.data.generated.PAGE_FURNITURE` (gtk-doc before the DocBook XSL it is built on), and
     those elements, which the tools write on every page alike; none for other pages."""
-    names = {re.split(r"[/\s]", meta["content"].strip().lower(), maxsplit=1)[0]
-             for meta in soup.find_all("meta", content=True) if meta.get("name", "").lower() == "generator"}
     tools: list[str] = []
     elements: dict[int, object] = {}  # by identity: an element found by two rules is counted once
     for furniture in (furniture for name, furniture in PAGE_FURNITURE.items() if name in names):

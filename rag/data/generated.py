@@ -67,7 +67,12 @@ navigation above and below every page ("Prev | Up | Home | Next" and the neighbo
 ``navheader``, ``navfooter``, and the tables their customization layers write with the summary
 "Navigation header" or "Navigation footer"), the lists of the book's tables, figures and examples
 (``list-of-tables`` ...: each title a link, a table of contents) and the book's index (``index``,
-``setindex``: every indexed term with the sections it is in). In PostgreSQL 15's manual (1,169 pages) the bars were
+``setindex``: every indexed term with the sections it is in); and its admonitions drawn with an icon
+(``admon.graphics``: a table of summary "Note", "Tip", "Important", "Caution" or "Warning" holding
+the icon, the label and the text, which markdownify would write as one table row), its callout
+lists (summary "Callout list": a row per numbered remark on a program listing) and its block quotes
+with an attribution (summary "Block quote") are unwrapped into their cells' own paragraphs (counted
+as ``layout_tables``). In PostgreSQL 15's manual (1,169 pages) the bars were
 in 2,331 of its 11,503 chunks and the index was 161 more.
 
 A page that holds nothing but such furniture, tables of contents and headings (Texinfo's and
@@ -128,7 +133,9 @@ TOOLS = (
 class Furniture:
     """What a tool (``tool``: its name in ``Dataset.generated``) writes on every page alike: elements
     by ``id``, by ``class``, by a pattern for a family of classes (matched whole), by an attribute's
-    exact value, and the tables that hold an element of one of ``tables_of`` classes."""
+    exact value, and the tables that hold an element of one of ``tables_of`` classes; and, by an
+    attribute's exact value, the tables it writes only to lay out a block (``layout_tables``), whose
+    rows and cells the converter unwraps into blocks."""
 
     tool: str
     ids: tuple[str, ...] = ()
@@ -136,6 +143,7 @@ class Furniture:
     class_pattern: str | None = None
     tables_of: tuple[str, ...] = ()
     attributes: tuple[tuple[str, str], ...] = ()
+    layout_tables: tuple[tuple[str, str], ...] = ()
 
 
 #: A tool's page furniture, by the name its pages give in ``<meta name="generator">`` (its first word,
@@ -152,7 +160,9 @@ PAGE_FURNITURE = {
                           tables_of=("summary-letter",)),
     "docbook": Furniture("DocBook XSL", classes=("navheader", "navfooter", "index", "setindex"),
                          class_pattern=r"list-of-[a-z]+",
-                         attributes=(("summary", "Navigation header"), ("summary", "Navigation footer"))),
+                         attributes=(("summary", "Navigation header"), ("summary", "Navigation footer")),
+                         layout_tables=tuple(("summary", label) for label in ("Note", "Tip", "Important", "Caution",
+                                                                              "Warning", "Callout list", "Block quote"))),
 }
 
 

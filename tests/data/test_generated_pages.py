@@ -483,3 +483,26 @@ def test_docbook_index_and_contents_only_pages_are_left_out_as_generated():
     assert "attribute" in terms  # the book's index: each term and the sections it is in
     kept = {document.url: document.text for document in load(DOCBOOK, generated_pages="keep").documents}
     assert sorted(kept) == sorted(named) and all(term in kept["libxml2-tutorial/ix01.html"] for term in terms)
+
+
+def test_docbook_admonitions_drawn_with_an_icon_become_their_label_and_paragraphs():
+    page = (DOCBOOK / "libxml2-tutorial" / "ar01s03.html").read_bytes()
+    soup = BeautifulSoup(page, "html.parser")
+    notes = soup.find_all("table", attrs={"summary": "Note"})
+    assert len(notes) == 1 and notes[0].find("img", alt="[Note]") is not None  # the icon, the label, the text
+    converted = convert(page, ".html")
+    callouts = soup.find_all("table", attrs={"summary": "Callout list"})  # the note is inside a callout list
+    assert len(callouts) == 1 and notes[0].find_parent("table") is callouts[0]
+    assert converted.dropped["layout_tables"] == 2
+    for paragraph in callouts[0].find_all("p"):
+        text = " ".join(paragraph.get_text().split())
+        assert not any(line.startswith("|") and text[:40] in line for line in converted.text.split("\n"))
+    lines = [" ".join(line.split()) for line in converted.text.split("\n")]
+    assert "Note" in lines  # the label, a line of its own
+    for paragraph in notes[0].find_all("p"):  # each paragraph of the note a block of its own, not a table row
+        text = " ".join(paragraph.get_text().split())
+        start = next(index for index, line in enumerate(lines) if line and text.startswith(line))
+        assert not lines[start].startswith("|") and lines[start - 1] == ""
+        assert words(" ".join(lines[start:start + text.count(" ") + 1])).startswith(words(text)[:200])
+    anonymous = page.replace(b'<meta name="generator" content="DocBook XSL Stylesheets V1.61.2">', b"")
+    assert anonymous != page and "layout_tables" not in convert(anonymous, ".html").dropped
