@@ -13,7 +13,9 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   declaration, DOCTYPE, processing instructions and comments, tables of contents (an element of
   class or id ``toc``, Sphinx's ``toctree-wrapper``, or a list whose text is all links to anchors of
   the same page), and permalink markers (a link to an anchor of the page whose text has no letter or
-  digit: Sphinx's ``¶``, Node.js's ``#``), what a documentation tool named in the page's
+  digit: Sphinx's ``¶``, Node.js's ``#``), tables whose ``summary`` is "Navigation header" or
+  "Navigation footer" (the DocBook XSL stylesheets' links to the previous, next, parent and home
+  pages, which libxml2's and Valgrind's stylesheets copy), what a documentation tool named in the page's
   ``<meta name="generator">`` writes on every page alike (rustdoc's implementation lists, "source"
   links and toggles, Javadoc's table tabs, gtk-doc's navigation bar and footer:
   :data:`rag.data.generated.PAGE_FURNITURE`); a list one of whose items holds a heading is layout
@@ -199,13 +201,14 @@ def html_file(data: bytes) -> Converted:
 
 def _html_markdown(data: bytes, drop_furniture: bool) -> Converted:
     """The page's Markdown; with ``drop_furniture``, without its tools' furniture, and
-    ``generated_by`` naming the tool when that left no text but headings and rules."""
+    ``generated_by`` naming the first of its tools when no text but headings and rules is left."""
     from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
     from markdownify import ATX, MarkdownConverter
 
     soup = BeautifulSoup(data, "html.parser")
     redirect = redirect_target(soup)
-    _decompose([*soup(["script", "style", "template", "noscript", "nav"]), *soup(attrs={"role": "navigation"})])
+    _decompose([*soup(["script", "style", "template", "noscript", "nav"]), *soup(attrs={"role": "navigation"}),
+                *soup("table", attrs={"summary": _NAVIGATION_SUMMARY})])
     generators = _generators(soup)
     tools, generated = _page_furniture(soup, generators) if drop_furniture else ([], [])
     _decompose(generated)
@@ -258,6 +261,11 @@ def _decompose(elements) -> None:
             element.decompose()
 
 
+#: The ``summary`` of the tables the DocBook XSL stylesheets, and the stylesheets modelled on them
+#: (libxml2's, Valgrind's), write for the links to the previous, next, parent and home pages.
+_NAVIGATION_SUMMARY = re.compile(r"\ANavigation (?:header|footer)\Z", re.IGNORECASE)
+
+
 def _generators(soup) -> set[str]:
     """The tools named in the page's ``<meta name="generator">`` (any case of ``name``): the first word
     of each, lower-cased, before a ``/`` or a space."""
@@ -273,24 +281,19 @@ def _page_layout_tables(soup, names: set[str]) -> list:
 
 
 def _page_furniture(soup, names: set[str]) -> tuple[list[str], list]:
-    """The tools ``names`` (:func:`_generators`) whose furniture the page holds, in the order of
-    :data:`rag.data.generated.PAGE_FURNITURE` (gtk-doc before the DocBook XSL it is built on), and
-    those elements, which the tools write on every page alike; none for other pages."""
-    tools: list[str] = []
+    """The tools ``names`` (:func:`_generators`) that :data:`rag.data.generated.PAGE_FURNITURE` knows,
+    in its order (gtk-doc before the DocBook XSL it is built on), and the elements they write on every
+    page alike; none for other pages."""
+    furnitures = [furniture for name, furniture in PAGE_FURNITURE.items() if name in names]
     elements: dict[int, object] = {}  # by identity: an element found by two rules is counted once
-    for furniture in (furniture for name, furniture in PAGE_FURNITURE.items() if name in names):
+    for furniture in furnitures:
         found = [*soup.find_all(id=list(furniture.ids)), *soup.find_all(class_=list(furniture.classes))]
         if furniture.class_pattern:
             found += soup.find_all(class_=re.compile(f"^(?:{furniture.class_pattern})$"))
         if furniture.tables_of:
             found += [inner.find_parent("table") for inner in soup.find_all(class_=list(furniture.tables_of))]
-        for attribute, value in furniture.attributes:
-            found += soup.find_all(attrs={attribute: value})
-        found = [element for element in found if element is not None]
-        if found:
-            tools.append(furniture.tool)
-        elements.update((id(element), element) for element in found)
-    return tools, list(elements.values())
+        elements.update((id(element), element) for element in found if element is not None)
+    return [furniture.tool for furniture in furnitures], list(elements.values())
 
 
 _REFRESH = re.compile(r"\s*0+(?:\.0*)?\s*[;,]\s*(?:url\s*=\s*)?(['\"]?)(?P<url>[^'\"]+)\1\s*\Z", re.IGNORECASE)

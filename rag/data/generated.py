@@ -64,8 +64,8 @@ menu of its child nodes (``section-toc``), and the printed indices (tables of cl
 ``index-fn`` ...: an entry and the node it is in, each a link) with their "Jump to: A B C" letter
 tables; the DocBook XSL stylesheets' (PostgreSQL's, Valgrind's, libxml2's and Debian's manuals)
 navigation above and below every page ("Prev | Up | Home | Next" and the neighbours' titles:
-``navheader``, ``navfooter``, and the tables their customization layers write with the summary
-"Navigation header" or "Navigation footer"), the lists of the book's tables, figures and examples
+``navheader``, ``navfooter``: the divisions around the bars, whose tables, of summary "Navigation
+header" or "Navigation footer", every page loses), the lists of the book's tables, figures and examples
 (``list-of-tables`` ...: each title a link, a table of contents) and the book's index (``index``,
 ``setindex``: every indexed term with the sections it is in); and its admonitions drawn with an icon
 (``admon.graphics``: a table of summary "Note", "Tip", "Important", "Caution" or "Warning" holding
@@ -75,9 +75,9 @@ with an attribution (summary "Block quote") are unwrapped into their cells' own 
 as ``layout_tables``). In PostgreSQL 15's manual (1,169 pages) the bars were
 in 2,331 of its 11,503 chunks and the index was 161 more.
 
-A page that holds nothing but such furniture, tables of contents and headings (Texinfo's and
-DocBook's index pages; a part's or a chapter's page that lists its sections) is a page the tool
-generated: it is listed in ``Dataset.generated`` under the tool's name and left out
+A page of one of these tools that holds nothing but such furniture, tables of contents and headings
+(Texinfo's and DocBook's index pages; a part's or a chapter's page that lists its sections) is a page
+the tool generated: it is listed in ``Dataset.generated`` under the tool's name and left out
 like the generated files above, or indexed whole, furniture and all, with ``generated_pages: keep``.
 """
 
@@ -132,8 +132,8 @@ TOOLS = (
 @dataclass(frozen=True)
 class Furniture:
     """What a tool (``tool``: its name in ``Dataset.generated``) writes on every page alike: elements
-    by ``id``, by ``class``, by a pattern for a family of classes (matched whole), by an attribute's
-    exact value, and the tables that hold an element of one of ``tables_of`` classes; and, by an
+    by ``id``, by ``class``, by a pattern for a family of classes (matched whole), and the tables that
+    hold an element of one of ``tables_of`` classes; and, by an
     attribute's exact value, the tables it writes only to lay out a block (``layout_tables``), whose
     rows and cells the converter unwraps into blocks."""
 
@@ -142,7 +142,6 @@ class Furniture:
     classes: tuple[str, ...] = ()
     class_pattern: str | None = None
     tables_of: tuple[str, ...] = ()
-    attributes: tuple[tuple[str, str], ...] = ()
     layout_tables: tuple[tuple[str, str], ...] = ()
 
 
@@ -160,7 +159,6 @@ PAGE_FURNITURE = {
                           tables_of=("summary-letter",)),
     "docbook": Furniture("DocBook XSL", classes=("navheader", "navfooter", "index", "setindex"),
                          class_pattern=r"list-of-[a-z]+",
-                         attributes=(("summary", "Navigation header"), ("summary", "Navigation footer")),
                          layout_tables=tuple(("summary", label) for label in ("Note", "Tip", "Important", "Caution",
                                                                               "Warning", "Callout list", "Block quote"))),
 }
