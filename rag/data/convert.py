@@ -59,6 +59,7 @@ from rag.data.generated import PAGE_FURNITURE
 from rag.data.pdf_text import dehyphenate, drop_dot_leaders, no_headings, page_furniture, plausible_title
 from rag.errors import BenchError
 from rag.normalize import nfkc
+from rag.text.sections import ATX_HEADING, FENCE
 
 BINARY = "binary"
 NON_UTF8 = "non_utf8"
@@ -246,12 +247,16 @@ def _html_markdown(data: bytes, drop_furniture: bool) -> Converted:
     return Converted(text, title or None, {name: n for name, n in dropped.items() if n}, redirect, generated_by)
 
 
-_TEXT_LINE = re.compile(r"^(?!#)(?!\s*(?:[-*_]\s*){3,}$).*\w", re.MULTILINE)
+_TEXT_LINE = re.compile(r"^(?!\s*(?:[-*_]\s*){3,}$).*\w", re.MULTILINE)  # a line with a letter or digit, not a rule
 
 
 def _holds_text(markdown: str) -> bool:
-    """Whether a line of the Markdown other than a heading or a rule holds a letter or digit."""
-    return _TEXT_LINE.search(markdown) is not None
+    """Whether the Markdown holds a letter or digit other than in its headings and rules: in a code
+    block (rustdoc's page of an attribute macro is its title and ``#[corresponds]``) or a line of
+    prose."""
+    if any(re.search(r"\w", block.group(0).partition("\n")[2]) for block in FENCE.finditer(markdown)):
+        return True
+    return _TEXT_LINE.search(ATX_HEADING.sub("", FENCE.sub("", markdown))) is not None
 
 
 def _decompose(elements) -> None:
