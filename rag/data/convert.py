@@ -282,6 +282,8 @@ def _page_layout_tables(soup, names: set[str]) -> list:
     """The tables that the tools ``names`` write to lay out a block, not to hold data
     (``Furniture.layout_tables``: DocBook's admonitions)."""
     pairs = [pair for name, furniture in PAGE_FURNITURE.items() if name in names for pair in furniture.layout_tables]
+    if not pairs:  # most pages: no walk over their tables
+        return []
     return [table for table in soup.find_all("table") if any(table.get(attribute) == value for attribute, value in pairs)]
 
 

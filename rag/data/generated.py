@@ -65,15 +65,15 @@ menu of its child nodes (``section-toc``), and the printed indices (tables of cl
 tables; the DocBook XSL stylesheets' (PostgreSQL's, Valgrind's, libxml2's and Debian's manuals)
 navigation above and below every page ("Prev | Up | Home | Next" and the neighbours' titles:
 ``navheader``, ``navfooter``: the divisions around the bars, whose tables, of summary "Navigation
-header" or "Navigation footer", every page loses), the lists of the book's tables, figures and examples
-(``list-of-tables`` ...: each title a link, a table of contents) and the book's index (``index``,
+header" or "Navigation footer", every page loses), the lists of the book's tables, figures and
+examples (``list-of-tables`` ...: each title a link, a table of contents) and the book's index (``index``,
 ``setindex``: every indexed term with the sections it is in); and its admonitions drawn with an icon
 (``admon.graphics``: a table of summary "Note", "Tip", "Important", "Caution" or "Warning" holding
 the icon, the label and the text, which markdownify would write as one table row), its callout
 lists (summary "Callout list": a row per numbered remark on a program listing) and its block quotes
 with an attribution (summary "Block quote") are unwrapped into their cells' own paragraphs (counted
-as ``layout_tables``). In PostgreSQL 15's manual (1,169 pages) the bars were
-in 2,331 of its 11,503 chunks and the index was 161 more.
+as ``layout_tables``). In PostgreSQL 15's manual (1,169 pages) the bars were in 2,331 of its 11,503
+chunks and the index was 161 more.
 
 A page of one of these tools that holds nothing but such furniture, tables of contents and headings
 (Texinfo's and DocBook's index pages; a part's or a chapter's page that lists its sections) is a page
@@ -133,9 +133,9 @@ TOOLS = (
 class Furniture:
     """What a tool (``tool``: its name in ``Dataset.generated``) writes on every page alike: elements
     by ``id``, by ``class``, by a pattern for a family of classes (matched whole), and the tables that
-    hold an element of one of ``tables_of`` classes; and, by an
-    attribute's exact value, the tables it writes only to lay out a block (``layout_tables``), whose
-    rows and cells the converter unwraps into blocks."""
+    hold an element of one of ``tables_of`` classes; and, by an attribute's exact value, the tables
+    it writes only to lay out a block (``layout_tables``), whose rows and cells the converter unwraps
+    into blocks."""
 
     tool: str
     ids: tuple[str, ...] = ()
