@@ -44,7 +44,9 @@ class Question:
     group, AND across groups. ``[["u1"]]`` is a single-document question, ``[["u1"], ["u2"]]``
     needs both documents. ``relevance`` holds graded judgements ``{url: grade}`` when the source
     has them (BEIR qrels, a graded ``gold_urls`` object in our JSONL): grade > 0 is relevant and
-    nDCG uses the grade as gain; empty means every gold URL has grade 1.
+    nDCG uses the grade as gain; empty means every gold URL has grade 1. ``chunk_relevance`` holds
+    judged chunks' grades ``{chunk_id: grade}`` (``rag-bench judge``): at chunk level they replace
+    "every chunk of a gold page". A question with none of the three is unjudged.
     """
 
     qid: str
@@ -55,6 +57,7 @@ class Question:
     question_set: str = ""
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     relevance: dict[str, int] = field(default_factory=dict)
+    chunk_relevance: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

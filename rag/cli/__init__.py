@@ -5,7 +5,9 @@
 * ``rag-bench compare RUN_DIR RUN_DIR ...`` (:mod:`rag.cli.compare`);
 * ``rag-bench sweep --config C --grid KEY=V1,V2 ...`` (:mod:`rag.cli.sweep`);
 * ``rag-bench questions --config C --out FILE ...`` (:mod:`rag.cli.questions`);
-* ``rag-bench reproduce [NAME ...]`` (:mod:`rag.cli.reproduce`).
+* ``rag-bench reproduce [NAME ...]`` (:mod:`rag.cli.reproduce`);
+* ``rag-bench judge RUN_DIR`` (:mod:`rag.cli.judge`) and ``rag-bench rescore RUN_DIR``
+  (:mod:`rag.cli.rescore`): your questions, judged where they decide.
 
 :func:`main` dispatches and owns the failure handling: every failure is one line on stderr, never a
 traceback, with an exit code that says what to do:
@@ -59,7 +61,7 @@ from rag.secrets import Redactor
 
 __all__ = ["main", "EXIT_OK", "EXIT_ANSWERS_FAILED", "EXIT_BUG", "EXIT_USER_ERROR", "EXIT_IO_ERROR", "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
 
-SUBCOMMANDS = ("run", "compare", "sweep", "questions", "reproduce")
+SUBCOMMANDS = ("run", "compare", "sweep", "questions", "reproduce", "judge", "rescore")
 USAGE = f"""usage: rag-bench [run] --config C [options] | rag-bench {{{','.join(SUBCOMMANDS[1:])}}} ... | rag-bench --version
 
   run       compare retrieval strategies end to end (the default subcommand)
@@ -67,6 +69,8 @@ USAGE = f"""usage: rag-bench [run] --config C [options] | rag-bench {{{','.join(
   sweep     run a config over a grid of settings, chosen on dev, reported on test
   questions make a question set from a config's corpus (LLM or templates), or apply a review
   reproduce run the reproduction matrix (reproduce/*.yaml) and check every published number
+  judge     grade a run's pool (every method's top-k) on a page on this machine, blind
+  rescore   score a run against its judgments: the verdict and what it stands on
 
 'rag-bench SUBCOMMAND --help' describes each."""
 
@@ -111,6 +115,14 @@ def _dispatch(argv: list[str], output: _Output) -> int:
         from rag.cli.questions import main as questions_main
 
         return questions_main(rest, output.use)
+    if command == "judge":
+        from rag.cli.judge import main as judge_main
+
+        return judge_main(rest)
+    if command == "rescore":
+        from rag.cli.rescore import main as rescore_main
+
+        return rescore_main(rest, output.use)
     if command == "reproduce":
         from rag.cli.reproduce import main as reproduce_main
 

@@ -14,11 +14,15 @@ Question record::
      "gold_urls": ["https://...A"] | [["https://...A", "https://...A2"], ["https://...B"]],
      "answers": ["..."], "type": "known_item", ...}
 
-``id``, ``question`` and ``gold_urls`` are required; ``gold_urls`` holds groups (OR inside a group,
+``id`` and ``question`` are required; ``gold_urls`` holds groups (OR inside a group,
 AND across groups, docs/evaluation.md); a plain string element is a group of one, so a flat list
 means "all of these". A graded object ``{"https://...A": 2, "https://...B": 1, "https://...C": 0}``
 gives relevance grades (integers, as TREC qrels; grade > 0 is relevant and required, nDCG uses the
-grade as gain; grade <= 0 is judged non-relevant). ``answers`` defaults to ``[]``, ``type`` to the question set's name; every
+grade as gain; grade <= 0 is judged non-relevant). A set whose every question lacks ``gold_urls``
+(or has it empty) is *unjudged*: retrieved by every method, never scored until judged
+(``rag-bench judge``); a set mixing both is an error naming the first line that differs. A plain
+text file (``.txt``) holds one unjudged question a line, its id ``q`` + the first 8 hex digits of the
+SHA-256 of its text (so judgments stay with their question when lines move). ``answers`` defaults to ``[]``, ``type`` to the question set's name; every
 other field goes to ``Question.metadata``.
 
 Every problem is reported through a :class:`ProblemLog`: it raises :class:`rag.errors.DataError`
@@ -28,6 +32,7 @@ Every problem is reported through a :class:`ProblemLog`: it raises :class:`rag.e
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 from collections import Counter
@@ -143,7 +148,7 @@ class DocumentRecord(JsonRecord):
 class QuestionRecord(JsonRecord):
     id: StrictStr
     question: StrictStr
-    gold_urls: Union[list[Union[StrictStr, list[StrictStr]]], dict[StrictStr, StrictInt]]
+    gold_urls: Union[list[Union[StrictStr, list[StrictStr]]], dict[StrictStr, StrictInt], None] = None
 
     @field_validator("gold_urls", mode="wrap")
     @classmethod
@@ -163,6 +168,8 @@ class QuestionRecord(JsonRecord):
     def groups(self) -> list[list[str]]:
         """``gold_urls`` normalized to groups; empty groups and blank URLs are dropped. A graded
         object gives one group per URL of grade > 0."""
+        if self.gold_urls is None:
+            return []
         if isinstance(self.gold_urls, dict):
             return [[url] for url, grade in self.gold_urls.items() if grade > 0 and url.strip()]
         groups = [[item] if isinstance(item, str) else list(item) for item in self.gold_urls]
@@ -236,9 +243,24 @@ def read_questions_jsonl(path: Path, set_name: str, known_urls: set[str], proble
                          aliases: Mapping[str, str] | None = None) -> list[Question]:
     """Questions of a question JSONL file, checked against the corpus URLs ``known_urls``; a gold URL
     in ``aliases`` (a file left out as a copy -> the file kept) is read as the file kept."""
+    if path.suffix == ".txt":
+        return read_questions_text(path, set_name, problems)
     questions: list[Question] = []
+    judged: tuple[int, bool] | None = None  # the first record's line, and whether it has gold
     for line, record in iter_records(QuestionRecord, path, problems, {"question": EMPTY_TEXT}, "id"):
         groups, relevance = record.groups(), record.relevance()
+        has_gold = bool(record.gold_urls)
+        if judged is None:
+            judged = (line, has_gold)
+        elif judged[1] != has_gold:
+            problems.report(path, line, NO_GROUND_TRUTH, f"question {record.id!r} has {'' if has_gold else 'no '}gold_urls "
+                            f"while line {judged[0]} has {'' if judged[1] else 'none'}: a question set is all judged "
+                            "(gold for every question) or all unjudged (judged later: rag-bench judge)")
+            continue
+        if not has_gold:
+            questions.append(Question(qid=record.id, text=record.question, gold_urls=[], answers=list(record.answers),
+                                      qtype=record.type or set_name, question_set=set_name, metadata=record.extras()))
+            continue
         if aliases:
             groups = [list(dict.fromkeys(aliases.get(url, url) for url in group)) for group in groups]
             relevance = aliased_grades(relevance, aliases)
@@ -253,6 +275,33 @@ def read_questions_jsonl(path: Path, set_name: str, known_urls: set[str], proble
     return questions
 
 
+def text_question_id(text: str) -> str:
+    """The id of a question read from a plain text file: ``q`` + 8 hex digits of its text's SHA-256."""
+    return "q" + hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:8]
+
+
+def read_questions_text(path: Path, set_name: str, problems: ProblemLog) -> list[Question]:
+    """One unjudged question per non-blank line of a plain text file (module docstring); the same
+    question twice is a ``duplicate_id`` problem naming both lines."""
+    questions: list[Question] = []
+    seen: dict[str, int] = {}
+    for line, text in iter_text_lines(path, problems):
+        text = text.strip()
+        qid = text_question_id(text)
+        if qid in seen:
+            problems.report(path, line, DUPLICATE_ID, f"the question of line {seen[qid]} again: {text[:80]!r}")
+            continue
+        seen[qid] = line
+        questions.append(Question(qid=qid, text=text, gold_urls=[], answers=[], qtype=set_name,
+                                  question_set=set_name, metadata={"line": line}))
+    return questions
+
+
+def is_unjudged(questions: Iterable[Question]) -> bool:
+    """No question of the set has gold (URLs or graded judgments): an unjudged set."""
+    return not any(q.gold_urls or q.relevance or q.chunk_relevance for q in questions)
+
+
 def aliased_grades(relevance: Mapping[str, int], aliases: Mapping[str, str]) -> dict[str, int]:
     """Graded relevance with each aliased URL read as its target; where two name one document, the higher grade."""
     grades: dict[str, int] = {}
@@ -265,7 +314,7 @@ def aliased_grades(relevance: Mapping[str, int], aliases: Mapping[str, str]) -> 
 def question_from_parts(path: Path, line: int, problems: ProblemLog, known_urls: set[str], **fields: Any) -> Question | None:
     """Build a :class:`Question` after the ground-truth checks every format shares."""
     qid, groups = fields["qid"], fields["groups"]
-    if not groups:
+    if not groups and not fields.get("relevance"):
         problems.report(path, line, NO_GROUND_TRUTH, f"question {qid!r} has no ground-truth URL")
         return None
     relevance = fields.get("relevance", {})

@@ -19,7 +19,9 @@ Two kinds of line, each stated with its cause:
   - *leak*: more than :data:`LEAK_LIMIT` of the questions name their gold document (title, file or
     page name): the set measures whether a method matches a name;
   - *lexical bias*: the questions' mean share of content words copied from their chunk exceeds
-    :data:`LEXICAL_BIAS_LIMIT`: the set favours exact term matching (BM25).
+    :data:`LEXICAL_BIAS_LIMIT`: the set favours exact term matching (BM25);
+  - *unjudged*: the questions have no gold yet (a plain list of questions): every method retrieves
+    them, nothing scores them until their pool is judged (``rag-bench judge``, :mod:`rag.judging`).
 
 The set's own recommendation line is still printed, marked; the headline says it does not stand,
 and the overall recommendation leaves the set out (:func:`rag.results.recommendation.recommend`,
@@ -162,11 +164,18 @@ def at_ceiling(table: pd.DataFrame, question_set: str, primary: str) -> bool:
     return len(means) >= 2 and (bool((means >= CEILING).all()) or means.nunique() == 1)
 
 
-def cannot_judge(table: pd.DataFrame, primary: str | None, figures: Mapping[str, QuestionFigures]) -> dict[str, list[str]]:
+UNJUDGED = "no gold yet: retrieved by every method, scored by none until judged (rag-bench judge RUN_DIR)"
+
+
+def cannot_judge(table: pd.DataFrame, primary: str | None, figures: Mapping[str, QuestionFigures],
+                 unjudged: Sequence[str] = ()) -> dict[str, list[str]]:
     """Per question set, the reasons its questions cannot separate the methods (module docstring);
-    sets without a reason are left out."""
+    sets without a reason are left out. An ``unjudged`` set has that one reason."""
     found: dict[str, list[str]] = {}
     for question_set in dict.fromkeys(table["question_set"]):
+        if question_set in unjudged:
+            found[question_set] = [UNJUDGED]
+            continue
         figure = figures.get(question_set)
         n = figure.questions if figure else int(table.loc[table["question_set"] == question_set, "questions"].max())
         reasons = []

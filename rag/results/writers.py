@@ -102,9 +102,9 @@ def write_trec_files(runs_dir: Path, question_sets: Mapping[str, Sequence[Questi
         for q in questions:
             grades = gold_grades(q)
             url_qrels[query_id(set_name, q.qid)] = {encode_trec_id(url): grade for url, grade in grades.items()}
-            chunk_qrels[query_id(set_name, q.qid)] = {
-                encode_trec_id(chunk_id): grade for url, grade in grades.items() for chunk_id in chunks_of_url.get(url, [])
-            }
+            chunk_qrels[query_id(set_name, q.qid)] = {encode_trec_id(c): g for c, g in q.chunk_relevance.items()} if (
+                q.chunk_relevance) else {encode_trec_id(chunk_id): grade for url, grade in grades.items()
+                                         for chunk_id in chunks_of_url.get(url, [])}
     write_qrels(url_qrels, runs_dir / "qrels.url.txt")
     write_qrels(chunk_qrels, runs_dir / "qrels.chunk.txt")
     for method, by_set in rankings.items():

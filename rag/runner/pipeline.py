@@ -14,7 +14,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from rag.config import RunConfig, config_record
+from rag.config import RunConfig, config_record, portable_path
+from rag.io_utils import sha256_file
+from rag.judging.apply import apply_judgments
 from rag.data import load_dataset
 from rag.generation import build_generator
 from rag.endpoints.keys import check_endpoint_keys
@@ -47,6 +49,11 @@ def run_benchmark(
     with timer.stage("load"):  # before the run directory exists: bad data leaves no directory behind
         dataset = load_dataset(config.dataset, skip_invalid=options.skip_invalid, cache_dir=config.cache_dir)
         question_sets = select_question_sets(dataset, config.question_sets, config.limit)
+        judged = None
+        if options.judgments is not None:
+            judged = apply_judgments(options.judgments, question_sets, {d.url for d in dataset.documents},
+                                     options.trust_llm, options.judges)
+            question_sets = judged.question_sets
     if config.generation is not None and (warning := answer_power_warning(
             {name: len(ids) for name, ids in answered_questions(config, question_sets).items()},
             len(config.methods or config.retrievers) + len(config.baselines),
@@ -56,7 +63,10 @@ def run_benchmark(
     for line in SampledSets.of(config, config.methods or [spec.name for spec in config.retrievers],
                                question_sets).plan_lines(config.cache_dir):
         log.warning("plan: %s", line)  # the CLI prints warnings: the LLM-backed methods' cost, before any work
-    plan = redactor.deep({"config": config_record(config), "skip_invalid": options.skip_invalid})
+    plan = redactor.deep({"config": config_record(config), "skip_invalid": options.skip_invalid,
+                          **({"judgments": {"file": portable_path(options.judgments), "sha256": sha256_file(options.judgments),
+                                            "trust_llm": options.trust_llm, "judges": options.judges}}
+                             if options.judgments is not None else {})})
     run_dir = open_run_directory(config.output_dir, config.name, plan, options.output_dir, options.resume)
     with resumable(run_dir.path):
         manifest = Manifest(
@@ -65,6 +75,8 @@ def run_benchmark(
             retrievers_resolved={spec.name: spec.params.model_dump(mode="json") for spec in config.retrievers},
             data=data_summary(dataset, question_sets),
         )
+        if judged is not None:
+            manifest.update(judged=judged.facts())
         manifest.write()
         timer.on_stage_end = lambda seconds: (manifest.update(timings=seconds), manifest.write())
         try:

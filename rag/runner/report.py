@@ -19,6 +19,9 @@ from rag.results.recommendation import recommend
 from rag.results.run_facts import RunFigures, generator_label, run_facts, set_aside
 from rag.results.validity import Agreement
 from rag.results.writers import write_comparison, write_trec_files
+from rag.data.records import is_unjudged
+from rag.judging.pool import POOL_FILE, PoolChunk, PoolQuestion, write_pool
+from rag.types import Question
 from rag.runner.scoring import RetrievalScorer
 from rag.runner.state import Chunked, Compared, Evaluated, Generated, Retrieved, RunContext, RunResult
 
@@ -36,6 +39,8 @@ def report_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved, genera
         write_csv(per_query, path / "per_query.csv")
         scorer = evaluated.scorer
         write_trec_files(path / "runs", sets, retrieved.rankings, scorer.chunk_url, scorer.chunks_of_url, scorer.cutoffs())
+        judging = write_judging_pool(run, chunked, retrieved, comparison.recommendation.primary
+                                     if comparison.recommendation else None)
         curve_table = curves(sets, retrieved.rankings, scorer.chunk_url, config.depth)
         write_csv(curve_table, path / "curves.csv")
         facts = run_facts(run_figures(run, chunked, retrieved, [*generated.facts, *evaluated.facts], evaluated.tied,
@@ -50,10 +55,35 @@ def report_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved, genera
     run.manifest.finish(
         "partial" if answers.failed else "complete", timings=run.timer.seconds, methods=retrieved.methods,
         generation={"requests": len(generated.generations), **answers.as_dict(), **generated.generator_facts},
-        headline=warnings,
+        headline=warnings, judging=judging,
     )
     return RunResult(path, comparison, per_query, dict(run.timer.seconds), run.manifest.data, answers, warnings,
                      set_figures)
+
+
+def unjudged_sets(sets: Mapping[str, Sequence[Question]]) -> list[str]:
+    """The question sets without any gold (:func:`rag.data.records.is_unjudged`)."""
+    return [name for name, questions in sets.items() if is_unjudged(questions)]
+
+
+def write_judging_pool(run: RunContext, chunked: Chunked, retrieved: Retrieved, primary: str | None) -> dict:
+    """``pool.json`` (:mod:`rag.judging.pool`) for every unjudged set and, in a run over a folder of
+    files, every set; what the manifest records of it (``judging``)."""
+    config = chunked.config
+    sets = retrieved.sampled.sets
+    unjudged = unjudged_sets(sets)
+    chosen = list(sets) if run.dataset.source_root is not None else unjudged
+    if not chosen:
+        return {"unjudged_sets": [], "pool": None}
+    by_id = {c.chunk_id: c for c in chunked.chunks}
+    questions = [PoolQuestion(name, q.qid, q.text, {m: list(ranked.chunk_ids[:config.top_k]) for m in retrieved.methods
+                                                    if (ranked := retrieved.rankings[m].get(name, {}).get(q.qid))})
+                 for name in chosen for q in sets[name]]
+    pooled = {c: PoolChunk(c, by_id[c].url, by_id[c].section, by_id[c].text) for q in questions for c in q.pooled()}
+    primary = primary or config.evaluation.primary or f"ndcg@{config.top_k}"
+    write_pool(run.run_dir.path / POOL_FILE, config.top_k, primary, config.seed, retrieved.methods, questions, pooled)
+    return {"unjudged_sets": unjudged, "pool": POOL_FILE, "pooled_sets": chosen,
+            "pooled_chunks": sum(len(q.pooled()) for q in questions)}
 
 
 def run_figures(run: RunContext, chunked: Chunked, retrieved: Retrieved, generation_facts: Sequence[str],
@@ -92,7 +122,7 @@ def judged_headline(run: RunContext, retrieved: Retrieved, compared: Compared,
     figures = {name: QuestionFigures.of(len(qs), run.dataset.question_provenance.get(schema.base_set(name)),
                                         set_leaks[schema.base_set(name)]["leak"]["share"])
                for name, qs in retrieved.sampled.sets.items()}
-    unjudged = cannot_judge(comparison.table, primary, figures)
+    unjudged = cannot_judge(comparison.table, primary, figures, unjudged_sets(retrieved.sampled.sets))
     if unjudged and primary is not None:  # the overall rule reads only the sets that can judge
         comparison.recommendation = recommend(comparison.table, comparison.pairwise, primary,
                                               compared.settings.alpha, unjudged)

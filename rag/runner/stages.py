@@ -7,10 +7,12 @@ and hands a typed output (:mod:`rag.runner.state`) to the next; :func:`run_stage
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from evaluation import ANSWER_METRICS
 from rag.chunking import cached_chunks
 from rag.config import RunConfig, bounded_by_chunks
+from rag.judging.apply import with_page_chunks
 from rag.generation.config import LocalGeneratorConfig
 from rag.generation.judge import agreement, agreement_line, judge_generator_config, judge_per_query
 from rag.generation.sizing import size_generator
@@ -37,6 +39,8 @@ log = logging.getLogger(__name__)
 def run_stages(run: RunContext) -> RunResult:
     """Every stage after loading, in order."""
     chunked = chunk_stage(run)
+    if run.options.judgments is not None:  # judged chunks checked against the chunks; pages graded whole
+        run = replace(run, question_sets=with_page_chunks(run.question_sets, chunked.chunks, run.options.judgments))
     retrieved = retrieve_stage(run, chunked)
     generated = generate_stage(run, chunked, retrieved)
     evaluated = judge_stage(run, retrieved, evaluate_stage(run, chunked, retrieved, generated))

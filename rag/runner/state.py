@@ -38,6 +38,9 @@ class RunOptions:
     skip_invalid: bool = False
     progress: bool = True
     earlier_stages: Mapping[str, float] = field(default_factory=dict)  # seconds of stages run before (questions)
+    judgments: Path | None = None  # score against these judgments (rag.judging.apply), not the sets' gold
+    trust_llm: bool = False  # an LLM judge's grades count (where no person graded)
+    judges: tuple[str, ...] | None = None  # only these judges' grades count
 
 
 @dataclass

@@ -1,0 +1,113 @@
+"""Judgments -> the ground truth a run scores against (``rag-bench rescore``, ``run --judgments``).
+
+Each question with at least one grade (:mod:`rag.judging.combine`) gets graded gold: at URL level
+``{url: grade}`` (a page's grade is its page-level grade, else the highest grade of its judged
+chunks; pages graded 0 are judged non-relevant), at chunk level the judged chunks' grades (and, for a
+page graded as a whole, each of its chunks at the page's grade). Everything unjudged counts as
+irrelevant (trec_eval's convention). In a set that had no gold, the questions nobody graded are left
+out (counted); in a set with gold, a judged question's judgments take the place of its gold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from rag.data.records import is_unjudged
+from rag.errors import DataError
+from rag.judging.combine import combine, judges_of
+from rag.judging.store import read_judgments
+from rag.types import Chunk, Question
+
+
+@dataclass
+class JudgedSets:
+    """The question sets with judged gold, and what that gold stands on."""
+
+    question_sets: dict[str, list[Question]]
+    judgments: int  # lines counted (the latest of each judge and item)
+    judges: dict[str, str]  # judge -> kind, those counted
+    unjudged_questions: dict[str, list[str]] = field(default_factory=dict)  # set -> ids left out (no grade)
+    cant_tell: int = 0
+    rejudged: int = 0
+
+    def facts(self) -> dict:
+        return {"judgments": self.judgments, "judges": self.judges, "cant_tell": self.cant_tell,
+                "rejudged": self.rejudged,
+                "questions_judged": {name: len(qs) for name, qs in self.question_sets.items()},
+                "questions_left_out": {name: len(ids) for name, ids in self.unjudged_questions.items()}}
+
+
+def apply_judgments(path: Path, question_sets: Mapping[str, Sequence[Question]], known_urls: Collection[str],
+                    trust_llm: bool = False, judges: Sequence[str] | None = None) -> JudgedSets:
+    """``question_sets`` with the judgments of ``path`` as their gold (module docstring); an unknown
+    question set, question or page is one :class:`DataError` naming the file and line."""
+    read = read_judgments(path)
+    by_id = {(name, q.qid): q for name, qs in question_sets.items() for q in qs}
+    for number, j in zip(read.numbers, read.judgments):
+        question = by_id.get((j.question_set, j.question_id))
+        if question is None:
+            raise DataError(path, f"question {j.question_set}/{j.question_id} is not a question of this run "
+                                  f"(sets: {', '.join(question_sets)})", number)
+        if j.url is not None and j.url not in known_urls:
+            raise DataError(path, f"url {j.url!r} is not a page of this corpus", number)
+    counted = [j for j in read.judgments if (judges is None or j.judge in judges) and (trust_llm or judges is not None
+                                                                                       or j.kind == "person")]
+    if judges is not None:
+        missing = [name for name in judges if name not in judges_of(read.judgments)]
+        if missing:
+            raise DataError(path, f"no judgment by {missing[0]!r} (judges: {', '.join(judges_of(read.judgments))})")
+    grades = combine(counted, trust_llm=trust_llm, judges=judges)
+    judged_sets: dict[str, list[Question]] = {}
+    left_out: dict[str, list[str]] = {}
+    cant_tell = 0
+    for name, questions in question_sets.items():
+        unjudged_set = is_unjudged(questions)
+        kept: list[Question] = []
+        for q in questions:
+            g = grades.get((name, q.qid))
+            cant_tell += len(g.cant_tell) if g else 0
+            if g is None or not (g.chunks or g.pages):
+                if unjudged_set:
+                    left_out.setdefault(name, []).append(q.qid)
+                else:
+                    kept.append(q)
+                continue
+            url_grades = g.url_grades()
+            kept.append(replace(q, gold_urls=[[url] for url, grade in url_grades.items() if grade > 0],
+                                relevance=url_grades, chunk_relevance=dict(g.chunks),
+                                metadata={**q.metadata, "judged_pages": sorted(g.pages)}))
+        if kept:
+            judged_sets[name] = kept
+    if not judged_sets:
+        raise DataError(path, "no question of this run has a grade yet: judge some first (rag-bench judge RUN_DIR)")
+    return JudgedSets(judged_sets, len(counted), judges_of(counted), left_out, cant_tell, read.rejudged)
+
+
+def with_page_chunks(question_sets: Mapping[str, Sequence[Question]], chunks: Sequence[Chunk],
+                     path: Path) -> dict[str, list[Question]]:
+    """Each judged question's chunk grades completed with the chunks of the pages graded as a whole,
+    and every judged chunk checked against the corpus' chunks (one :class:`DataError` naming the
+    judgments file otherwise)."""
+    known = {c.chunk_id for c in chunks}
+    chunks_of: dict[str, list[str]] = {}
+    for c in chunks:
+        chunks_of.setdefault(c.url, []).append(c.chunk_id)
+    out: dict[str, list[Question]] = {}
+    for name, questions in question_sets.items():
+        out[name] = []
+        for q in questions:
+            if not q.chunk_relevance and not q.metadata.get("judged_pages"):
+                out[name].append(q)
+                continue
+            unknown = [c for c in q.chunk_relevance if c not in known]
+            if unknown:
+                raise DataError(path, f"chunk {unknown[0]!r} of question {name}/{q.qid} is not a chunk of this corpus "
+                                      "as chunked now: were the documents or the chunking changed since the run?")
+            grades = dict(q.chunk_relevance)
+            for url in q.metadata.get("judged_pages", []):
+                for chunk_id in chunks_of.get(url, []):
+                    grades.setdefault(chunk_id, q.relevance.get(url, 0))
+            out[name].append(replace(q, chunk_relevance=grades))
+    return out
