@@ -30,10 +30,15 @@ def run(command: list[str], cwd: Path, env: dict[str, str], timeout: float = 120
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    root = tmp_path_factory.mktemp("wheel")
+def env() -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
+    return env
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
+    root = tmp_path_factory.mktemp("wheel")
     source = root / "source"  # a copy, so the build leaves no build/ or *.egg-info in the checkout
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
@@ -48,6 +53,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
             "rag/resources/data/wiki/corpus.jsonl.gz", "rag/resources/data/wiki/questions/reference.jsonl",
             "rag/results/templates/report.html.j2", "rag/resources/reproduce/smoke.yaml",
             "rag/resources/reproduce/wiki.yaml", "rag/results/templates/reproduce.html.j2"} <= names
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, env: dict[str, str]) -> tuple[Path, dict[str, str]]:
+    root = wheel.parents[1]
     venv = root / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=root, env=env)
     python = venv / "bin" / "python"
@@ -55,6 +66,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     site = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=root, env=env).strip())
     (site / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv, env
+
+
+def test_the_license_is_an_spdx_expression(wheel: Path) -> None:
+    """Core metadata 2.4 (PEP 639): ``License-Expression: MIT``, not the deprecated ``License:`` field
+    that a ``license = {text = ...}`` table writes (issue 44)."""
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+        headers = archive.read(metadata).decode().split("\n\n", 1)[0].splitlines()
+    assert "License-Expression: MIT" in headers
+    assert not [line for line in headers if line.startswith("License:")]
 
 
 def test_imports_come_from_the_wheel(installed: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
