@@ -19,14 +19,20 @@ header value built from a secret (``Bearer <key>``) contains one of these forms,
 A key with a control or non-ASCII character cannot be sent in an HTTP header at all: such keys are
 refused before any request (:func:`check_key_characters`), without echoing them.
 
-:meth:`Redactor.text` replaces every occurrence of a known secret by ``[REDACTED]`` and, known or
+:meth:`Redactor.text` replaces every run of :data:`MIN_SECRET_LENGTH` or more consecutive characters
+of a known secret (the whole secret, or a prefix, suffix or middle of it that a server or a program cut
+out: every stretch of text each of whose 8-character windows is one of some secret's) by one
+``[REDACTED]`` and, known or
 not, the whole user-info of any URL in the text (``scheme://[REDACTED]@host``): everything from
 ``://`` to the last ``@`` before white space, ``"``, ``<`` or ``>`` (characters a URL cannot hold
 unencoded, RFC 3986), so a password holding ``@``, ``#``, ``?`` or ``/`` is removed whole; a later
 ``@`` in the same run of characters (``https://host/path@x``) is redacted too, which loses nothing
 secret. The runner applies it to
 plan.json, manifest.json, the reports, log records, the terminal and error lines; the LLM generators
-apply it to answers and error messages before they are cached or returned.
+apply it to answers and error messages before they are cached or returned. A server's words are
+redacted before anything cuts or formats them (:meth:`Redactor.excerpt`): a key cut in the middle by a
+length limit leaves a run of it that is still redacted, but the 7 characters or less of a key that a cut
+may leave are no longer recognisable as the key's.
 """
 
 from __future__ import annotations
@@ -111,6 +117,22 @@ def credential_env_values(environ: Mapping[str, str]) -> Iterator[str]:
             yield value
 
 
+def _alternation(words: Iterable[str]) -> str:
+    """A regular expression matching any of ``words`` (equally long), as a trie: at each position the
+    regex engine follows one branch per character instead of trying every word in turn."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for character in word:
+            node = node.setdefault(character, {})
+
+    def branch(node: dict) -> str:
+        options = [re.escape(character) + branch(child) for character, child in sorted(node.items())]
+        return options[0] if len(options) == 1 else f"(?:{'|'.join(options)})" if options else ""
+
+    return branch(trie)
+
+
 def _string_fields(tree: Any, field: str = "") -> Iterator[tuple[str, str]]:
     """(name of the enclosing field, string) for every string in a JSON-like tree."""
     if isinstance(tree, str):
@@ -128,10 +150,9 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str] = ()):
         known = {form for secret in secrets if secret for form in secret_forms(secret)}
-        # longest first, so a secret containing another one is replaced whole
-        self._pattern = (
-            re.compile("|".join(re.escape(s) for s in sorted(known, key=len, reverse=True))) if known else None
-        )
+        windows = {form[i:i + MIN_SECRET_LENGTH] for form in known for i in range(len(form) - MIN_SECRET_LENGTH + 1)}
+        # every position where a window of a secret starts (a zero-width look-ahead finds overlapping ones)
+        self._window = re.compile(f"(?=({_alternation(windows)}))") if windows else None
 
     @classmethod
     def for_config(cls, config: BaseModel | Mapping[str, Any] | None = None,
@@ -147,9 +168,32 @@ class Redactor:
         return cls(secrets)
 
     def text(self, value: str) -> str:
-        if self._pattern is not None:
-            value = self._pattern.sub(REPLACEMENT, value)
+        """``value`` with every run of a known secret's characters and every URL user-info replaced
+        (module docstring)."""
+        if self._window is not None:
+            value = self._replace_runs(value)
         return redact_url_credentials(value)
+
+    def excerpt(self, value: str, limit: int) -> str:
+        """At most ``limit`` characters of ``value``, redacted before it is cut: the one way a server's
+        words (an error body, a malformed answer) are shortened."""
+        return self.text(value)[:limit]
+
+    def _replace_runs(self, value: str) -> str:
+        runs: list[list[int]] = []  # [start, end) of the stretches covered by a secret's windows, merged
+        for match in self._window.finditer(value):
+            start, end = match.start(), match.start() + MIN_SECRET_LENGTH
+            if runs and start <= runs[-1][1]:
+                runs[-1][1] = end
+            else:
+                runs.append([start, end])
+        if not runs:
+            return value
+        pieces, done = [], 0
+        for start, end in runs:
+            pieces += [value[done:start], REPLACEMENT]
+            done = end
+        return "".join(pieces) + value[done:]
 
     def deep(self, value: Any) -> Any:
         """A copy of a JSON-like value (dicts, lists, strings) with secrets replaced."""

@@ -52,7 +52,7 @@ def probe(request: httpx.Request, api_key_env: str | None, timeout_s: float, key
     if response.status_code in (401, 403):
         raise ConfigError(f"{key}.api_key_env", f"{url} refused the key in {api_key_env} (HTTP {response.status_code})")
     if response.status_code != 200:
-        said = f" ({redactor.text(response.text)[:MAX_SHOWN_CHARS]})" if redactor is not None and response.text else ""
+        said = f" ({redactor.excerpt(response.text, MAX_SHOWN_CHARS)})" if redactor is not None and response.text else ""
         raise BenchError(f"{key}.base_url: {url} answered HTTP {response.status_code}{said}; expected 200")
     return response
 

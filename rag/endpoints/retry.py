@@ -82,7 +82,7 @@ def classify(exc: BaseException, redactor: Redactor) -> RequestFailure:
     if isinstance(exc, RequestFailure):
         return exc
     detail = str(exc) or "no complete response within the deadline"
-    message = redactor.text(f"{type(exc).__name__}: {detail}")[:MAX_MESSAGE_CHARS]
+    message = redactor.excerpt(f"{type(exc).__name__}: {detail}", MAX_MESSAGE_CHARS)
     if isinstance(exc, (openai.APITimeoutError, TimeoutError, asyncio.TimeoutError, httpx.TimeoutException)):
         return RequestFailure("timeout", message, True)
     if isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):

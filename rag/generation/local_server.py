@@ -40,6 +40,7 @@ import httpx
 
 from rag.errors import BenchError
 from rag.models import quiet_thread_pools
+from rag.secrets import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,7 @@ class ManagedLlamaServer:
         self.self_check: str = "not run"
         self.fallbacks: list[str] = []  # each death that switched the extra buffer types off
         self._process: subprocess.Popen | None = None
+        self._redactor = Redactor.for_config()  # the server's words are redacted before they are cut
 
     @property
     def base_url(self) -> str:
@@ -264,19 +266,20 @@ class ManagedLlamaServer:
             answered = False
         if not answered:
             raise BenchError(f"the local LLM server's self-check completion answered HTTP {response.status_code}: "
-                             f"{response.text[:LOG_LINE_CHARS]!r}; its log {self.log_path} ends: {self.last_log_lines()}")
+                             f"{self._redactor.excerpt(response.text, LOG_LINE_CHARS)!r}; its log {self.log_path} "
+                             f"ends: {self.last_log_lines()}")
         self.self_check = "ok"
 
     def last_log_lines(self) -> str:
         """The log's last :data:`LOG_TAIL_LINES` non-empty lines (within its last
-        :data:`LOG_TAIL_CHARS` characters), each cut to :data:`LOG_LINE_CHARS`, quoted and joined on
-        one line."""
+        :data:`LOG_TAIL_CHARS` characters), each redacted, cut to :data:`LOG_LINE_CHARS`, quoted and
+        joined on one line."""
         try:
             tail = self.log_path.read_text(errors="replace")[-LOG_TAIL_CHARS:]
         except OSError:
             return "(no log)"
         lines = [line.strip() for line in tail.splitlines() if line.strip()][-LOG_TAIL_LINES:]
-        return " | ".join(repr(line[:LOG_LINE_CHARS]) for line in lines) or "(empty)"
+        return " | ".join(repr(self._redactor.excerpt(line, LOG_LINE_CHARS)) for line in lines) or "(empty)"
 
     def stop(self, grace_s: float = 10.0) -> None:
         process, self._process = self._process, None

@@ -57,9 +57,13 @@ class EndpointRerankerParams(RerankerParams, EndpointSettings):
         return 1
 
 
-def parse_results(payload: object, n_documents: int) -> tuple[list[float], int]:
+MAX_ITEM_CHARS = 80
+
+
+def parse_results(payload: object, n_documents: int, redactor: Redactor) -> tuple[list[float], int]:
     """The relevance score of each document, in the documents' order, and the answer's token count;
-    a :class:`RequestFailure` (``malformed_response``) for any other shape."""
+    a :class:`RequestFailure` (``malformed_response``) for any other shape, showing the bad item
+    redacted by ``redactor`` before it is cut (the server may echo the key in it)."""
     results = payload.get("results") if isinstance(payload, dict) else None
     if not isinstance(results, list):
         raise RequestFailure("malformed_response", "the answer has no 'results' list", True)
@@ -69,7 +73,8 @@ def parse_results(payload: object, n_documents: int) -> tuple[list[float], int]:
         score = item.get("relevance_score") if isinstance(item, dict) else None
         if (not isinstance(index, int) or isinstance(index, bool) or not isinstance(score, (int, float))
                 or isinstance(score, bool) or not math.isfinite(score)):
-            raise RequestFailure("malformed_response", f"a result is not {{index, relevance_score}}: {item!r:.80}", True)
+            shown = redactor.excerpt(repr(item), MAX_ITEM_CHARS)
+            raise RequestFailure("malformed_response", f"a result is not {{index, relevance_score}}: {shown}", True)
         scores[index] = float(score)
     if sorted(scores) != list(range(n_documents)) or len(results) != n_documents:
         raise RequestFailure("malformed_response",
@@ -105,7 +110,7 @@ class EndpointReranker(Reranker):
         response = probe(request, self.params.api_key_env, min(self.params.timeout_s, PREFLIGHT_TIMEOUT_S), self.key,
                          self._redactor)
         try:
-            parse_results(response.json(), 1)
+            parse_results(response.json(), 1, self._redactor)
         except (ValueError, RequestFailure) as exc:
             raise BenchError(f"{self.key}.base_url: {self.url} did not answer in the /rerank shape "
                              f"({self._redactor.text(str(exc))}); expected {{results: [{{index, relevance_score}}]}}") from None
@@ -141,7 +146,7 @@ class EndpointReranker(Reranker):
             async with asyncio.timeout(self.params.timeout_s):
                 response = await client.post(self.url, json=self.body(question, documents))
             if response.status_code != 200:
-                said = " ".join(response.text.split())[:MAX_MESSAGE_CHARS]
+                said = self._redactor.excerpt(" ".join(self._redactor.text(response.text).split()), MAX_MESSAGE_CHARS)
                 raise httpx.HTTPStatusError(f"HTTP {response.status_code}: {said}", request=response.request,
                                             response=response)
             payload = response.json()
@@ -149,4 +154,4 @@ class EndpointReranker(Reranker):
             raise
         except Exception as exc:  # noqa: BLE001 - classified into retryable / final failures
             raise classify(exc, self._redactor) from None
-        return parse_results(payload, len(documents))
+        return parse_results(payload, len(documents), self._redactor)

@@ -22,11 +22,18 @@ makes that text the answer instead of the hash form, for testing how replies are
 Fault kinds (:data:`FAULTS`): ``ok``, ``error_500``, ``error_503``, ``rate_limit_429`` (with
 ``Retry-After``), ``malformed_json``, ``empty_choices``, ``empty_content``, ``slow`` (answers after
 ``slow_s``), ``drop_connection`` (closes the socket without a response), ``bad_request_400``,
-``echo_auth_500`` (a 500 whose body echoes the Authorization header, to test secret redaction).
+``echo_auth_500`` (a 500 whose body echoes the Authorization header, to test secret redaction),
+``echo_auth_text`` (the same as a plain-text 500 body) and ``echo_auth_item`` (a 200 answer whose one
+rerank result and chat choice carry the header where the index and the content belong); in these three
+the header comes after ``echo_pad`` filler characters (``.``), so a test can place it across a length
+limit of the client. ``fault`` is the fault of every request without a marker (the preflight's too),
+instead of the random draw.
 With ``echo_auth`` set, every normal answer ends with the request's Authorization header (a server
 that leaks the key into a 200 answer). With ``crash_on_completion`` N > 0 the server's process kills
 itself with ``SIGSEGV`` on its N-th chat completion request, before answering (a native crash of the
 server, as llama.cpp's; :mod:`rag.testing.llama_stand_in` runs it in the managed server's place).
+:meth:`StandInServer.hold_completions` holds chat completion requests after a given number until
+:meth:`StandInServer.release`, so a test can act (a Ctrl-C) at a known point of a run instead of racing it.
 
 Run it in-process (``with StandInServer(...) as server: server.base_url``) or as a process
 (``with StandInProcess("--latency", "0.2") as proc: proc.base_url``; the command line
@@ -57,7 +64,7 @@ import numpy as np
 
 FAULTS = (
     "ok", "error_500", "error_503", "rate_limit_429", "malformed_json", "empty_choices",
-    "empty_content", "slow", "drop_connection", "bad_request_400", "echo_auth_500",
+    "empty_content", "slow", "drop_connection", "bad_request_400", "echo_auth_500", "echo_auth_text", "echo_auth_item",
 )
 FAULT_MARKER = re.compile(r"\[\[faults:([a-z0-9_,]+)\]\]")
 REPLY_MARKER = re.compile(r'\[\[reply:("(?:[^"\\]|\\.)*")\]\]')
@@ -74,6 +81,8 @@ class StandInSettings:
     model: str = "stand-in"
     echo_auth: bool = False
     crash_on_completion: int = 0
+    fault: str = ""
+    echo_pad: int = 0
     embedding_model: str = "all-MiniLM-L6-v2"
 
 
@@ -150,6 +159,7 @@ class _Handler(BaseHTTPRequestHandler):
         request = json.loads(body)
         user_text = next((m["content"] for m in reversed(request["messages"]) if m["role"] == "user"), "")
         fault = owner.choose_fault(user_text)
+        owner.pass_gate()  # after the request is counted
         if owner.stats.completions_requests == owner.settings.crash_on_completion:
             os.kill(os.getpid(), signal.SIGSEGV)
             while True:  # the kernel may hand the signal to another thread: this one never answers
@@ -217,9 +227,21 @@ class _Handler(BaseHTTPRequestHandler):
         if fault in ("error_500", "error_503"):
             self._send_json(int(fault[-3:]), {"error": {"message": "injected server error", "type": "server_error"}})
             return
+        echoed = "." * settings.echo_pad + self.headers.get("Authorization", "")
         if fault == "echo_auth_500":
-            echoed = self.headers.get("Authorization", "")
             self._send_json(500, {"error": {"message": f"bad upstream for {echoed}", "type": "server_error"}})
+            return
+        if fault == "echo_auth_text":
+            self.send_response(500)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(echoed.encode())))
+            self.end_headers()
+            self.wfile.write(echoed.encode())
+            return
+        if fault == "echo_auth_item":
+            self._send_json(200, {"results": [{"index": echoed, "relevance_score": 1.0}],
+                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": echoed},
+                                               "finish_reason": "stop"}]})
             return
         if fault == "bad_request_400":
             self._send_json(400, {"error": {"message": "injected bad request", "type": "invalid_request_error"}})
@@ -274,6 +296,10 @@ class StandInServer:
         self._httpd = _Server(("127.0.0.1", port), _Handler)
         self._httpd.owner = self
         self._thread: threading.Thread | None = None
+        self._hold_after: int | None = None
+        self._passed = 0
+        self._released = threading.Event()
+        self.held = threading.Event()  # set when a chat completion request is being held
 
     @property
     def port(self) -> int:
@@ -310,7 +336,7 @@ class StandInServer:
                 self.stats.completions_requests += 1
             prompt_id = hashlib.sha256(user_text.encode()).hexdigest()
             self.stats.attempts_by_prompt[prompt_id] += 1
-            fault = faults_for_prompt(user_text, self.stats.attempts_by_prompt[prompt_id])
+            fault = faults_for_prompt(user_text, self.stats.attempts_by_prompt[prompt_id]) or self.settings.fault or None
             if fault is None:
                 draw = self._rng.random()
                 if draw < self.settings.error_rate:
@@ -322,6 +348,29 @@ class StandInServer:
             self.stats.faults[fault] += 1
             return fault
 
+    def hold_completions(self, after: int) -> None:
+        """From now on, answer ``after`` chat completion requests, then hold every later one (and set
+        :attr:`held`) until :meth:`release`."""
+        with self._lock:
+            self._hold_after, self._passed = after, 0
+            self._released.clear()
+            self.held.clear()
+
+    def release(self) -> None:
+        """Let the held requests (and every later one) through."""
+        with self._lock:
+            self._hold_after = None
+        self._released.set()
+
+    def pass_gate(self) -> None:
+        """Called by each chat completion request: returns at once unless it is to be held."""
+        with self._lock:
+            self._passed += 1
+            held = self._hold_after is not None and self._passed > self._hold_after
+        if held:
+            self.held.set()
+            self._released.wait()
+
     def serve_forever(self) -> None:
         self._httpd.serve_forever(poll_interval=0.05)
 
@@ -331,6 +380,7 @@ class StandInServer:
         return self
 
     def stop(self) -> None:
+        self.release()
         if self._thread is not None:
             self._httpd.shutdown()
             self._thread.join()

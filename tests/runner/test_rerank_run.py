@@ -53,3 +53,44 @@ def test_a_rerank_method_runs_and_the_key_reaches_no_written_byte(tmp_path: Path
     written = [path for path in tmp_path.rglob("*") if path.is_file()]
     assert written and not [path for path in written if KEY.encode() in path.read_bytes()]
     assert KEY not in printed.out + printed.err
+
+
+ECHO_KEY_VARIABLE = "RAG_TEST_ECHOED_KEY"
+
+
+def leaked_run(key: str, written: str) -> str | None:
+    """The first run of 8 characters of ``key`` in ``written`` (a key cut short is still a leak)."""
+    return next((key[i:i + 8] for i in range(len(key) - 7) if key[i:i + 8] in written), None)
+
+
+def leaked_prefix(key: str, written: str) -> bool:
+    """The key's first character right after the ``Bearer `` it was sent with: a key cut before it was
+    redacted (issue 44) shows its start there."""
+    return f"Bearer {key[0]}" in written
+
+
+# the bad item's repr is cut at 80 characters: these pads put the cut before, in and after the key
+@pytest.mark.parametrize("pad", [0, 40, 55, 62, 70])
+def test_a_key_echoed_in_a_results_item_reaches_no_written_byte_whole_or_cut(tmp_path: Path, monkeypatch, capsys,
+                                                                             pad) -> None:
+    key = "sk-live-Zq81mN0pX4vB7cR2tY6uW9eA3sD5fG"
+    monkeypatch.setenv(ECHO_KEY_VARIABLE, key)
+    corpus, questions = write_tiny_dataset(
+        tmp_path / "data",
+        extra_questions=[question_line("q5", "Which planet? [[faults:echo_auth_item]]", ["Saturn"], ["Saturn"])])
+    with StandInServer(StandInSettings(retry_after="0", echo_pad=pad)) as server:
+        reranker = {"type": "endpoint", "model": "stand-in", "base_url": server.base_url,
+                    "api_key_env": ECHO_KEY_VARIABLE, "max_retries": 0}
+        config = tiny_config(tmp_path, corpus, questions, retrievers=[
+            {"name": "bm25", "type": "bm25", "params": {}},
+            {"name": "bm25_rerank", "type": "rerank", "params": {"input": "bm25", "depth": 3, "reranker": reranker}},
+        ])
+        code = main(["--config", str(config), "--output-dir", str(tmp_path / "run"), "--no-generation", "--quiet"])
+    printed = capsys.readouterr()
+    assert code == 2 and "a result is not {index, relevance_score}" in printed.err, printed.err
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and "a result is not" in manifest["error"]
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        written = path.read_bytes().decode("utf-8", "replace")
+        assert leaked_run(key, written) is None and not leaked_prefix(key, written), path
+    assert leaked_run(key, printed.out + printed.err) is None and not leaked_prefix(key, printed.out + printed.err)

@@ -26,9 +26,9 @@ def test_secret_environment_values_by_name_or_by_shape() -> None:
 
 def test_the_configured_key_variable_is_known_whatever_its_name() -> None:
     config = load_config(SMOKE_CONFIG, ["generation.generator={type: openai, model: m, api_key_env: LLM_AUTH}"])
-    environ = {"LLM_AUTH": "plainvalue-1234", "OTHER": "plainvalue-5678"}
+    environ = {"LLM_AUTH": "plainvalue-1234", "OTHER": "othervalue-5678"}
     redactor = Redactor.for_config(config, environ)
-    assert redactor.text("got plainvalue-1234, plainvalue-5678") == f"got {REPLACEMENT}, plainvalue-5678"
+    assert redactor.text("got plainvalue-1234, othervalue-5678") == f"got {REPLACEMENT}, othervalue-5678"
     assert Redactor.for_config(None, environ).text("plainvalue-1234") == "plainvalue-1234"
 
 
