@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -109,11 +108,11 @@ def test_planted_api_key_appears_in_no_output(
     assert stand_in.stats.faults["echo_auth_500"] >= 1  # the server did echo the key back
 
 
-def test_ctrl_c_mid_generation_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
-    # answers slow enough (0.25 s each, 44 of them) that the interrupt lands mid-generation on a loaded machine
-    # too: with the shared 0.05 s stand-in one full-suite run saw the run finish before its SIGINT
-    with StandInServer(StandInSettings(latency_s=0.25)) as stand_in:
-        interrupted_then_resumed_equals_uninterrupted(tmp_path, stand_in)
+def test_ctrl_c_mid_generation_then_resume_equals_an_uninterrupted_run(tmp_path: Path, stand_in: StandInServer) -> None:
+    interrupted_then_resumed_equals_uninterrupted(tmp_path, stand_in)
+
+
+HELD_AFTER = 8  # answers the interrupted run gets before the stand-in holds its next request
 
 
 def interrupted_then_resumed_equals_uninterrupted(tmp_path: Path, stand_in: StandInServer) -> None:
@@ -131,22 +130,30 @@ def interrupted_then_resumed_equals_uninterrupted(tmp_path: Path, stand_in: Stan
     config = tiny_config(tmp_path / "int", corpus, questions, generation=generation)
     run_dir = tmp_path / "int" / "run"
     cache_file = tmp_path / "int" / "cache" / "generation" / "generations.jsonl"
+    # the Ctrl-C lands at a known point however loaded the machine: the stand-in answers HELD_AFTER
+    # requests, then holds the next one (concurrency 1: the run waits on it) until the signal was sent
+    stand_in.hold_completions(after=HELD_AFTER)
     process = subprocess.Popen(
         [sys.executable, str(REPO / "scripts" / "run_benchmark.py"), "--config", str(config), "--quiet",
          "--output-dir", str(run_dir)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and (not cache_file.exists() or cache_file.read_text().count("\n") < 8):
-        time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        held = stand_in.held.wait(timeout=300)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    finally:
+        stand_in.release()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert held, f"the run never sent its answer request number {HELD_AFTER + 1}: {err}"
     assert process.returncode == 130, err
     assert "--resume" in err and "Traceback" not in err
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "interrupted"
     answered_before = cache_file.read_text().count("\n")
-    assert 8 <= answered_before < 44
+    assert answered_before == HELD_AFTER
 
     sent_before_resume = stand_in.stats.completions_requests
     assert main(["--config", str(config), "--quiet", "--output-dir", str(run_dir), "--resume"]) == 0
