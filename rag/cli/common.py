@@ -7,6 +7,10 @@ Imports nothing from the subcommands, so each of them imports this module and no
 from __future__ import annotations
 
 import argparse
+import os
+import select
+import sys
+from collections.abc import Callable
 from importlib import metadata
 
 from rag.errors import ConfigError
@@ -47,6 +51,35 @@ def overrides_from_args(args: argparse.Namespace) -> list[str]:
     if args.no_generation:
         overrides.append("generation=null")
     return overrides
+
+
+def quiet_on_closed_pipe(command: Callable[[], int]) -> int:
+    """``command()``'s exit code, its output flushed; :data:`EXIT_OK`, printing nothing, when standard
+    output is a pipe that its reader closed (``rag-bench -h | head -1``): the reader wanted no more,
+    which is no file-system error. Standard output then goes to ``/dev/null``, so that the flush at
+    exit does not fail again. A ``BrokenPipeError`` of anything else (a socket, a child's pipe) is
+    raised on."""
+    try:
+        code = command()
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_OK
+
+
+def _stdout_reader_gone() -> bool:
+    """True when standard output is a pipe (or socket) whose reading end is closed (``POLLERR``)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no file descriptor (captured output)
+        return False
 
 
 def package_version() -> str:
