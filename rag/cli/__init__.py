@@ -53,6 +53,7 @@ from contextlib import contextmanager
 from evaluation.files import FileFormatError
 from rag.cli.common import (
     EXIT_ANSWERS_FAILED, EXIT_BUG, EXIT_INTERRUPTED, EXIT_IO_ERROR, EXIT_OK, EXIT_TERMINATED, EXIT_USER_ERROR, package_version,
+    quiet_on_closed_pipe,
 )
 from rag.errors import BenchError
 from rag.progress import PROGRESS_ENV
@@ -138,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous_mode = os.environ.get(PROGRESS_ENV)
     try:
         with _sigterm_as_interrupt(), _redacted_logging(output):
-            return _dispatch(argv, output)
+            return quiet_on_closed_pipe(lambda: _dispatch(argv, output))
     except (BenchError, FileFormatError) as exc:
         return output.fail(f"error: {exc}", EXIT_USER_ERROR)
     except Terminated as exc:

@@ -30,8 +30,12 @@ QUEPID_HEADER = ["query", "docid", "rating"]
 
 def export_grades(run_dir: Path, kind: str, out: Path, trust_llm: bool = False) -> int:
     """Write the run's combined grades as ``qrels`` or ``quepid``; returns how many."""
+    from rag.judging.session import check_against_pool
+
     pool = read_pool(run_dir)
-    grades = combine(read_judgments(run_dir / JUDGMENTS_FILE).judgments, trust_llm=trust_llm)
+    read = read_judgments(run_dir / JUDGMENTS_FILE)
+    check_against_pool(run_dir / JUDGMENTS_FILE, read, pool)
+    grades = combine(read.judgments, trust_llm=trust_llm)
     rows = []
     for (question_set, qid), g in grades.items():
         items = [*((c, grade) for c, grade in g.chunks.items()), *((PAGE_PREFIX + u, grade) for u, grade in g.pages.items())]
