@@ -329,7 +329,8 @@ def compare_methods(per_query: pd.DataFrame, metric: str, method_col: str = "met
     method_b, n_pairs, mean_diff = mean(a - b), p_randomization, p_ttest, p_adjusted, significant,
     test, smallest_p_adjusted, underpowered, mdd). ``smallest_p_adjusted``: the smallest p the test
     could reach at its n after the correction (:func:`smallest_adjusted_p`); ``underpowered``: that is
-    >= alpha; ``mdd``: :func:`minimum_detectable_difference` at alpha / m. ``significant`` = p_adjusted < alpha, p_adjusted being the Holm-adjusted randomization
+    >= alpha; ``mdd``: :func:`minimum_detectable_difference` at alpha / m. ``significant`` = p_adjusted < alpha,
+    p_adjusted being the Holm-adjusted randomization
     p-value (or the raw one with ``correction=None``). Holm's correction is over the method pairs of
     this metric. See :func:`compare_metrics` for several metrics at once.
     """

@@ -15,7 +15,8 @@ Algorithm, per document:
    document (a sentence of more than :data:`SPAN_CHARS` characters is first cut at white space);
 3. count each sentence's tokens from its own tokenization (offset mapping), the sentences of
    consecutive documents tokenized together in batches of at most :data:`TOKENIZE_CHARS`
-   characters, so the tokenizer's memory is bounded by a batch, not by the document (a WordPiece tokenizer splits at white space first, so these are the tokens of the
+   characters, so the tokenizer's memory is bounded by a batch, not by the document (a WordPiece tokenizer splits at
+   white space first, so these are the tokens of the
    whole document); a sentence longer than ``max_tokens`` is cut into pieces at word starts (at
    token boundaries only for a single word longer than the budget);
 4. pack a section's pieces greedily into chunks of at most ``max_tokens``; a new chunk starts with the
@@ -223,7 +224,10 @@ def _layout(document: Document, config: ChunkingConfig) -> Layout:
     ]
 
 
-def _measured(layouts: Iterator[Layout], tokenizer: Any, max_tokens: int) -> Iterator[tuple[Document, list[tuple[tuple[str, ...], list[_Piece]]]]]:
+Measured = Iterator[tuple[Document, list[tuple[tuple[str, ...], list[_Piece]]]]]  # per document: (heading path, pieces)
+
+
+def _measured(layouts: Iterator[Layout], tokenizer: Any, max_tokens: int) -> Measured:
     """Each document with (heading path, pieces) per section (step 3). Sentences of consecutive
     documents are tokenized together, :data:`TOKENIZE_CHARS` characters per call at most."""
     pending: list[Layout] = []
@@ -237,7 +241,7 @@ def _measured(layouts: Iterator[Layout], tokenizer: Any, max_tokens: int) -> Ite
     yield from _measure(pending, tokenizer, max_tokens)
 
 
-def _measure(layouts: list[Layout], tokenizer: Any, max_tokens: int) -> Iterator[tuple[Document, list[tuple[tuple[str, ...], list[_Piece]]]]]:
+def _measure(layouts: list[Layout], tokenizer: Any, max_tokens: int) -> Measured:
     pieces: list[_Piece] = []
     counts = array("q")  # pieces per sentence, in order
     batch: list[tuple[str, int, int]] = []

@@ -149,7 +149,8 @@ def main() -> None:
             documents = [d[s > 0] for d, s in zip(documents, scores)]  # its positive scores, as ours
             same = sum(list(a[0]) == list(map(int, d)) for a, d in zip(ours_lists, documents))
             overlap = np.mean([len(set(a[0]) & set(map(int, d))) / max(len(a[0]), 1) for a, d in zip(ours_lists, documents)])
-            print(f"  vs bm25s: identical lists {same}/{len(documents)}, mean share of our top-{k} in its {overlap:.3f} (different idf by design)")
+            print(f"  vs bm25s: identical lists {same}/{len(documents)}, mean share of our top-{k} in its {overlap:.3f} "
+                  "(different idf by design)")
 
         sample = tokenizer.many(queries[: args.reference_queries])
         full = [ours._backend.scores(q) for q in sample]

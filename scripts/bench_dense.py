@@ -119,7 +119,8 @@ def encoder_flops(model, texts: list[str], batch_size: int) -> tuple[float, floa
         return float(layers * np.sum(2.0 * length * (4 * h * h + 2 * h * f) + 4.0 * length**2 * h))
 
     ordered = np.sort(lengths)[::-1]
-    padded = np.concatenate([np.full(len(batch), batch.max()) for batch in np.array_split(ordered, range(batch_size, len(ordered), batch_size))])
+    batches = np.array_split(ordered, range(batch_size, len(ordered), batch_size))
+    padded = np.concatenate([np.full(len(batch), batch.max()) for batch in batches])
     return flops(lengths), flops(padded)
 
 
@@ -291,7 +292,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             # on the CPU whatever --device says: the onnxruntime and int8 rows run on the CPU only, and
             # every row is compared with the bare model on the same processor
-            on_cpu = encoder if model.device.type == "cpu" else build_encoder(SentenceTransformersEmbedderConfig(runtime="pytorch"), MODEL, "cpu")
+            on_cpu = (encoder if model.device.type == "cpu"
+                      else build_encoder(SentenceTransformersEmbedderConfig(runtime="pytorch"), MODEL, "cpu"))
             compare_throughput(on_cpu, texts, queries, args.repeats, (args.cache_dir or Path(tmp)) / "models")
     if args.throughput_only:
         return

@@ -107,7 +107,8 @@ def measure(flags: list[str], environment: dict[str, str], prompts: list, direct
                     prompt_tokens += response.json()["usage"]["prompt_tokens"]
             if i == 0:
                 log_start = log_path.stat().st_size
-        generated = [(float(ms), int(runs)) for ms, runs in GENERATION.findall(log_path.read_bytes()[log_start:].decode(errors="replace")) if int(runs) > 5]
+        log = log_path.read_bytes()[log_start:].decode(errors="replace")
+        generated = [(float(ms), int(runs)) for ms, runs in GENERATION.findall(log) if int(runs) > 5]
         return {"prompt_tokens": prompt_tokens / (len(prompts) - 1), "prompt_tps": prompt_tokens / prompt_s,
                 "generation_tps": 1000 * sum(runs for _, runs in generated) / sum(ms for ms, _ in generated)}
     finally:

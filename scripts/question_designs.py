@@ -255,7 +255,10 @@ def main(argv: list[str]) -> int:
     names = {d.url: document_names(d.url, d.title) for d in documents}
     texts = {d.url: d.text for d in documents}
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    write = lambda stem, records, n=300: write_set(args.out_dir / f"{stem}.jsonl", records, names, texts, n)
+
+    def write(stem, records, n=300):
+        write_set(args.out_dir / f"{stem}.jsonl", records, names, texts, n)
+
     write("appositive", appositive(documents))
     write("mention", mention(documents))
     leads = lead(documents, names)

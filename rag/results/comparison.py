@@ -16,7 +16,8 @@ its n no p-value after the correction can fall below alpha (the smallest attaina
 
 Answer lift (``lifts``): each method's answer metrics minus the no-context baseline's (``control``,
 closed_book) on the same questions, per question set and pooled over the run's own sets (not the
-derived ``@sample`` sets, whose answers their base sets hold already; every answered question weighs the same; the sign-flip test flips each question's difference on its own, so pooling
+derived ``@sample`` sets, whose answers their base sets hold already; every answered question weighs the same; the
+sign-flip test flips each question's difference on its own, so pooling
 and stratifying by set give the same test), with a paired bootstrap CI and the Holm-adjusted
 many-to-one tests (k - 1 comparisons per set and metric, not k (k - 1) / 2).
 

@@ -236,7 +236,8 @@ def legend(comparison: Comparison, convention: str, level: str) -> str:
         "have no retrieval metrics). answer_in_context@k: a reference answer occurs in the top-k chunks. Answer "
         "metrics (em, f1, match) over answered questions only; failed generations are counted in `failures`, never "
         f"scored, and a question set with one has its answer results withheld ({MISSING}). Costs (ret ms/q): "
-        "everything a method runs per question, a fusion's inputs included. chunks/answer: mean chunks in the prompt. Verdict margins: paired bootstrap CI of the difference; "
+        "everything a method runs per question, a fusion's inputs included. chunks/answer: mean chunks in the prompt. "
+        "Verdict margins: paired bootstrap CI of the difference; "
         "underpowered: no p-value after the correction could fall below alpha at that many questions."
     )
 

@@ -3,7 +3,8 @@
 Top to bottom: the headline (failed answers, question sets that cannot separate the methods:
 :mod:`rag.results.headline`), the recommendation (per question set and overall, with its rule) beside each
 question set's figures (kept/asked, leak, lexical bias, ceiling), and each method's
-answer lift over the no-context baseline; the metric-by-metric verdicts, collapsed; a compact table per question set with the best value per column
+answer lift over the no-context baseline; the metric-by-metric verdicts, collapsed; a compact table per question set
+with the best value per column
 highlighted; each method's paired difference from the baseline per metric (CI whiskers); recall@k and
 nDCG@k curves over the whole depth; latency against quality; the paired tests as a matrix per metric
 (every test's details collapsible); the failure analysis in config order with retrieval-miss and

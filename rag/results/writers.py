@@ -68,7 +68,8 @@ def write_comparison(comparison: Comparison, run_dir: Path, convention: str, lev
     recommendation = bullets(recommendation_lines(comparison, width=10_000) + lift_lines(comparison, width=10_000))
     atomic_write_text(
         run_dir / "comparison.md",
-        f"# Comparison\n\n## Recommendation\n\n{recommendation}\n\n## Verdict per metric\n\n{verdicts}\n\n## Table\n\n{markdown(display_table(comparison))}\n\n"
+        f"# Comparison\n\n## Recommendation\n\n{recommendation}\n\n## Verdict per metric\n\n{verdicts}\n\n"
+        f"## Table\n\n{markdown(display_table(comparison))}\n\n"
         f"{legend(comparison, convention, level)}\n\n## Paired tests ({comparison.test_name})\n\n"
         + "\n\n".join(matrices) + "\n\nEvery test with its p-values: pairwise.csv.\n",
     )

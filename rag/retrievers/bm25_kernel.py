@@ -3,7 +3,8 @@
 For one query, every document's score is the sum, in query order, of w_t * score(t, d) over the
 query's tokens t (repeats included), starting from 0, with w_t = 1 for a plain query (a weighted
 query, :mod:`rag.retrievers.query_transforms.rm3`, lists each term once with its weight; x * 1.0 is x exactly)
-— rank-bm25's order of additions, so the float64 sums of a plain query are bit for bit rank-bm25's for variants whose tf = 0 score is 0 (okapi, bm25l; see
+— rank-bm25's order of additions, so the float64 sums of a plain query are bit for bit rank-bm25's for variants whose
+tf = 0 score is 0 (okapi, bm25l; see
 :mod:`rag.retrievers.bm25`). A query's postings are added into one float64 score buffer in two ways:
 
 - *sparse* (a query reading fewer than n_docs / :data:`DENSE_READS` postings): each document is

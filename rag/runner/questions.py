@@ -3,7 +3,8 @@
 Steps: load the config's data set, chunk it with the config's own chunking (cached, as a run does),
 order the chunks (:func:`chunk_order`), and propose a candidate per chunk, in that order, with the
 LLM (:mod:`rag.data.questions.llm`) or the templates (:mod:`rag.data.questions.templates`), in
-batches sized by the keep rate so far (:class:`_Selection`), until ``n`` candidates passed the filters (:mod:`rag.data.questions.filters`) or
+batches sized by the keep rate so far (:class:`_Selection`), until ``n`` candidates passed the filters
+(:mod:`rag.data.questions.filters`) or
 ``OVERSAMPLE * n`` chunks were tried (the LLM; the templates, which cost next to nothing and apply
 to few chunks, may try every chunk). Failures are counted by reason, each filter's removals too;
 candidates made after the ``n``-th kept one are counted as ``not_needed``.

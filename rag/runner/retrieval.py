@@ -7,7 +7,8 @@
 - Retrieval cache: ``<cache_dir>/retrieval/<key>.json`` maps query text to its ranking and the
   measured search time; the key hashes the retriever's settings (and those of its fusion inputs),
   the chunk set and the run's ``depth`` (every method keeps ``depth`` results, default 100;
-  ``top_k`` only decides what the generator receives and the headline cut-off). A re-run (or ``--resume``) searches only queries not yet cached, and a
+  ``top_k`` only decides what the generator receives and the headline cut-off). A re-run (or ``--resume``) searches
+  only queries not yet cached, and a
   warm run does not even build the indexes.
 
 Costs add up: a method's cost per question is everything it runs. A fusion's or a rerank's inputs are

@@ -7,7 +7,6 @@ import pytest
 
 from rag.errors import ConfigError
 from rag.generation import GenerationRequest, OpenAIGeneratorConfig, build_generator
-from rag.generation.local_server import free_port
 from rag.secrets import REPLACEMENT
 from rag.testing import StandInServer, StandInSettings
 

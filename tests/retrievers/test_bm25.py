@@ -102,7 +102,8 @@ def test_bm25plus_scores_by_hand(make_chunks, storage):
 
 def test_identical_documents_tie_by_chunk_id(make_chunks, storage):
     retriever = build_retriever("sparse", "bm25", NO_STOPWORDS)
-    retriever.index(make_chunks({"z": "red fox", "m": "red fox", "a": "blue sky", "q": "red fox", "b": "green tree", "c": "grey cloud", "d": "big sea"}), storage)
+    texts = {"z": "red fox", "m": "red fox", "a": "blue sky", "q": "red fox", "b": "green tree", "c": "grey cloud", "d": "big sea"}
+    retriever.index(make_chunks(texts), storage)
     (ranking,) = retriever.search(["fox"], k=2)
     assert ranking.chunk_ids == ["z", "q"]  # m, q, z tie: chunk id descending
 
@@ -134,7 +135,8 @@ def test_parity_with_rank_bm25(make_chunks, tmp_path_factory, variant, corpus, q
     extra_name = "epsilon" if variant == "okapi" else "delta"
     params = {"variant": variant, "k1": k1, "b": b, extra_name: extra, "non_matching": non_matching, **NO_STOPWORDS}
     retriever = build_retriever("sparse", "bm25", params)
-    retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))), IndexStorage.under(tmp_path_factory.mktemp("bm25"), "sparse"))
+    retriever.index(make_chunks(dict(zip(ids, (" ".join(doc) for doc in corpus)))),
+                    IndexStorage.under(tmp_path_factory.mktemp("bm25"), "sparse"))
     reference = reference_model(variant, corpus, k1, b, extra)
     rankings = retriever.search([" ".join(query) for query in queries], k)
     for query, ranking in zip(queries, rankings):
@@ -248,7 +250,8 @@ def test_top_k_over_positive_scores_equals_the_full_top_k(scores, k):
 
 
 def test_reference_backend_matches_default_on_text(make_chunks, storage):
-    texts = {f"c{i}": text for i, text in enumerate(["The cat sat on the mat.", "Dogs and cats, together!", "A bird sang.", "The mat is red; the cat is not."])}
+    sentences = ["The cat sat on the mat.", "Dogs and cats, together!", "A bird sang.", "The mat is red; the cat is not."]
+    texts = {f"c{i}": text for i, text in enumerate(sentences)}
     queries = ["the cat on the mat", "red bird", "dogs"]
     results = []
     for backend in ("sparse", "rank_bm25"):

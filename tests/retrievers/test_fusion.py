@@ -90,7 +90,8 @@ def test_convex_zscore_by_hand():
 
 @pytest.mark.parametrize("normalization", ["minmax", "zscore"])
 def test_convex_constant_list_contributes_nothing(normalization):
-    ranking = fused("convex", {"normalization": normalization, "weights": [0.5, 0.5]}, {"a": [("x", 5.0), ("y", 5.0)], "b": [("y", 1.0), ("z", 0.0)]})
+    ranking = fused("convex", {"normalization": normalization, "weights": [0.5, 0.5]},
+                    {"a": [("x", 5.0), ("y", 5.0)], "b": [("y", 1.0), ("z", 0.0)]})
     assert ranking.chunk_ids == ["y", "x", "z"]
     assert ranking.scores[1] == ranking.scores[2]
 

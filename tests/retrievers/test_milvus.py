@@ -125,7 +125,8 @@ def hybrid_setup(minilm, smoke_data, tmp_path_factory):
     hybrids = {}
     for ranker, extra in (("rrf", {"k": 60}), ("weighted", {"weights": [0.7, 0.3]})):
         hybrid = build_retriever(f"h_{ranker}", "milvus_hybrid",
-                                 {"dense": "dense", "ranker": ranker, "depth": DEPTH, "store": {"type": "milvus", "index": "FLAT"}, **extra})
+                                 {"dense": "dense", "ranker": ranker, "depth": DEPTH,
+                                  "store": {"type": "milvus", "index": "FLAT"}, **extra})
         hybrid.bind({"dense": dense})
         hybrid.index(chunks, IndexStorage(root / ranker, root / "embeddings"))
         hybrids[ranker] = hybrid

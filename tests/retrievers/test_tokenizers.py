@@ -55,7 +55,8 @@ def test_encoding_many_texts_equals_tokenizing_each(texts, params):
 
 
 UNICODE_TEXTS = st.lists(
-    st.text(st.characters(codec="utf-8") | st.sampled_from(list("ΣσςΑ\u0130\u212a\u1e9e ſ-.'’—\u00a0\u2009\u0301é_9\x1c")), max_size=40), max_size=6
+    st.text(st.characters(codec="utf-8") | st.sampled_from(list("ΣσςΑ\u0130\u212a\u1e9e ſ-.'’—\u00a0\u2009\u0301é_9\x1c")),
+            max_size=40), max_size=6
 )
 
 

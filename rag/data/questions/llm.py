@@ -14,7 +14,8 @@ Three published ideas, all with the configured chat generator and never with a c
   back twice, with its chunk (:data:`ANSWER_SYSTEM`) and without any text (:data:`CLOSED_BOOK_SYSTEM`).
   It is kept only when the reply with the chunk matches its answer and the reply without it does
   not (:func:`matches`): answerable from the text, and not from the model's memory or the question
-  alone. Candidates that a per-candidate filter removes anyway are not asked back. Removals count as ``round_trip:not_answered_from_text`` and
+  alone. Candidates that a per-candidate filter removes anyway are not asked back. Removals count as
+  ``round_trip:not_answered_from_text`` and
   ``round_trip:answered_without_text`` (``round_trip:request_failed`` when an answer request fails).
 
 A reply matches an answer when its SQuAD-normalized token F1 with it is at least

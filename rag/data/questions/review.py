@@ -56,12 +56,14 @@ there if needed), then: <code>rag-bench questions --apply-review {{ csv_name }} 
 <h2>How they were made</h2>
 <ul class="note">{% for item in facts %}<li>{{ item }}</li>{% endfor %}</ul>
 {% if filters %}<table><tr><th>filter</th><th>keeps</th><th>in</th><th>removed</th></tr>
-{% for f in filters %}<tr><td>{{ f.filter }}</td><td>{{ f.keeps }}</td><td class="num">{{ f["in"] }}</td><td class="num">{{ f.removed }}</td></tr>{% endfor %}
+{% for f in filters %}<tr><td>{{ f.filter }}</td><td>{{ f.keeps }}</td><td class="num">{{ f["in"] }}</td>
+<td class="num">{{ f.removed }}</td></tr>{% endfor %}
 </table>{% endif %}
 <h2>Questions ({{ rows|length }})</h2>
 <table><tr><th>id</th><th>question</th><th>answer</th><th>overlap</th><th>gold</th><th>chunk</th></tr>
 {% for r in rows %}<tr><td>{{ r.id }}</td><td>{{ r.question }}</td><td>{{ r.answer }}</td><td class="num">{{ r.lexical_overlap }}</td>
-<td class="gold">{{ r.gold_url }}<br><span class="note">{{ r.chunk_id }}</span></td><td class="chunk">{{ r.chunk_text }}</td></tr>{% endfor %}
+<td class="gold">{{ r.gold_url }}<br><span class="note">{{ r.chunk_id }}</span></td>
+<td class="chunk">{{ r.chunk_text }}</td></tr>{% endfor %}
 </table></body></html>
 """)
 
