@@ -12,10 +12,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rag.retrievers import bm25, dense, fusion, milvus, rerank  # noqa: F401  (registration)
+from rag.retrievers import bm25, dense, fusion, rerank  # noqa: F401  (registration)
 from rag.retrievers.query_transforms import hyde, multi_query, rm3  # noqa: F401,E402  (registration; after the retrievers they use)
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
+
 from rag.validation import config_error_from_validation
+
+# Milvus's engine-native methods (optional extra): imported on first use, so pymilvus is never loaded otherwise.
+for _name in ("milvus_bm25", "milvus_hybrid"):
+    RETRIEVERS.register_lazy(_name, "rag.retrievers.milvus")
 
 __all__ = ["RETRIEVERS", "IndexStorage", "Retriever", "RetrieverParams", "build_retriever"]
 

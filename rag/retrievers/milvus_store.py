@@ -27,47 +27,16 @@ import os
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import Field, field_validator
 
 from rag.errors import BenchError
-from rag.endpoints.settings import key_variable_name
 from rag.progress import progress as progress_bar
 from rag.retrievers.keyed_collections import KeyedCollections
-from rag.validation import ConfigModel
+from rag.retrievers.vector_store import SERVER_SCHEMES, MilvusStoreConfig  # noqa: F401  (re-exported)
 
 COMPLETE_KEY, ROWS_KEY = "rag_complete", "rag_rows"
-SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://")
-
-
-class MilvusStoreConfig(ConfigModel):
-    """Where a retriever's Milvus collection lives and how its dense field is indexed."""
-
-    type: Literal["milvus"]
-    uri: str = Field("milvus.db", min_length=1, description="milvus-lite file (relative: in the retriever's index "
-                                                             "directory) or http(s)://host:port of a server")
-    api_key_env: str | None = Field(None, description="environment variable holding the server's token "
-                                                       "(user:password or an API key; redacted like every API key)")
-    index: Literal["FLAT", "HNSW", "IVF_FLAT"] = "HNSW"
-    params: dict[str, int | float] = Field(default_factory=lambda: {"M": 16, "efConstruction": 200},
-                                           description="index build parameters (HNSW: M, efConstruction; IVF: nlist)")
-    search_params: dict[str, int | float] = Field(default_factory=lambda: {"ef": 200},
-                                                  description="search parameters (HNSW: ef; IVF: nprobe)")
-    batch_size: int = Field(1000, gt=0, description="rows per insert call")
-
-    _variable_name = field_validator("api_key_env")(key_variable_name)
-
-    @field_validator("uri")
-    @classmethod
-    def _file_or_server(cls, uri: str) -> str:
-        if not uri.startswith(SERVER_SCHEMES) and not uri.endswith(".db"):
-            raise ValueError(f"{uri!r}: expected a milvus-lite file name ending in .db, or http(s)://host:port of a server")
-        return uri
-
-    def is_server(self) -> bool:
-        return self.uri.startswith(SERVER_SCHEMES)
 
 
 def milvus_client(config: MilvusStoreConfig, directory: Path):
