@@ -36,9 +36,9 @@ code  meaning
 Everything printed passes through one :class:`rag.secrets.Redactor` (before a config is loaded, one
 that knows the environment's credentials; a subcommand that loads a config installs the config's),
 log records included. A warning line is printed once per command: the same line again (a folder of
-documents is read for the questions, then for the run) is not repeated. A failure line suggests ``--resume`` only
-when a run (or sweep) directory
-holds a run to continue (:func:`rag.runner.rundir.resumable_run`), and names that directory.
+documents is read for the questions, then for the run) is not repeated. A failure line suggests
+``--resume`` only when a run (or sweep) directory holds a run to continue
+(:func:`rag.runner.rundir.resumable_run`), and names that directory.
 """
 
 from __future__ import annotations

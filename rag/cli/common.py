@@ -27,22 +27,36 @@ class ArgumentParser(argparse.ArgumentParser):
         raise ConfigError("command line", message)
 
 
+def add_hidden_alias(parser: argparse.ArgumentParser | argparse._ArgumentGroup, old: str, dest: str, **kwargs) -> None:
+    """``old``, an earlier name of the option stored in ``dest``: accepted, not shown in ``--help``
+    (one vocabulary across subcommands, issue 43; kept for one release)."""
+    parser.add_argument(old, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
+
+
+def add_seed_option(parser: argparse.ArgumentParser, what: str = "overrides the config's seed") -> None:
+    """``--seed S``: the same name in every subcommand that has a seed."""
+    parser.add_argument("--seed", type=int, metavar="S", help=f"a non-negative integer; {what}")
+
+
 def add_selection_options(parser: argparse.ArgumentParser) -> None:
-    """``--limit``, ``--methods``, ``--set`` and ``--quiet``, shared by a run and a sweep (see
-    :func:`overrides_from_args`)."""
+    """``--limit``, ``--methods``, ``--seed``, ``--set`` and ``--quiet``, shared by a run and a sweep
+    (see :func:`overrides_from_args`)."""
     parser.add_argument("--limit", type=int, help="use only the first N questions of each question set")
     parser.add_argument("--methods", help="comma-separated retriever names to evaluate (default: all)")
+    add_seed_option(parser, "overrides the config's seed (questions, sampling, bootstrap; default: the config's)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value, e.g. --set top_k=20 (value parsed as YAML); repeatable")
     parser.add_argument("--quiet", action="store_true", help="no progress bars (off a terminal they are plain lines)")
 
 
 def overrides_from_args(args: argparse.Namespace) -> list[str]:
-    """``--limit``, ``--methods`` and ``--no-generation`` become config overrides, so they are part of
-    the run's plan (and a resume with different options is refused)."""
+    """``--limit``, ``--methods``, ``--seed`` and ``--no-generation`` become config overrides, so they
+    are part of the run's plan (and a resume with different options is refused)."""
     overrides = list(args.overrides)
     if args.limit is not None:
         overrides.append(f"limit={args.limit}")
+    if getattr(args, "seed", None) is not None:
+        overrides.append(f"seed={args.seed}")
     if args.methods is not None:
         names = [name.strip() for name in args.methods.split(",")]
         if not all(names):

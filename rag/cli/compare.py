@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rag.cli.common import EXIT_OK, ArgumentParser
+from rag.cli.common import EXIT_OK, ArgumentParser, add_seed_option
 from rag.config import MAX_RESAMPLES
 from rag.errors import ConfigError
 from rag.results.comparison import StatisticsSettings
@@ -21,7 +21,8 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("runs", nargs="+", type=Path, help="run directories (each with per_query.csv)")
     parser.add_argument("--output-dir", type=Path, help="where to write (default: runs/compare/<UTC timestamp>)")
     parser.add_argument("--n-resamples", type=int, default=10000, help=f"1 to {MAX_RESAMPLES:,} (default 10000)")
-    parser.add_argument("--seed", type=int, default=0, help="a non-negative integer (default 0)")
+    add_seed_option(parser, "the bootstrap and test seed (default 0)")
+    parser.set_defaults(seed=0)
     args = parser.parse_args(argv)
     if not 0 < args.n_resamples <= MAX_RESAMPLES:
         raise ConfigError("--n-resamples", f"{args.n_resamples}: expected 1 to {MAX_RESAMPLES:,}")

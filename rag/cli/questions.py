@@ -1,6 +1,7 @@
 """``rag-bench questions``: a question set made from a configured corpus, or a reviewed one applied.
 
-    rag-bench questions --config C --out FILE [--n N] [--generator template|llm] [--seed S] [--set K=V]
+    rag-bench questions --config C --out FILE [--n-questions N] [--question-generator template|llm] [--seed S]
+                        [--set K=V]
     rag-bench questions --apply-review FILE.review.csv --out FILE
 
 The first writes FILE (our question JSONL), its provenance (``FILE-stem.provenance.json``) and the
@@ -19,7 +20,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from rag.cli.common import EXIT_OK, ArgumentParser
+from rag.cli.common import EXIT_OK, ArgumentParser, add_hidden_alias, add_seed_option
 from rag.errors import ConfigError
 from rag.progress import PROGRESS_ENV
 from rag.secrets import Redactor
@@ -30,11 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Make a question set from a configured corpus, or apply a review.")
     parser.add_argument("--config", type=Path, help="YAML run configuration (its dataset, chunking and generator)")
     parser.add_argument("--out", type=Path, required=True, help="question file to write (JSONL)")
-    parser.add_argument("--n", type=int, default=50, help="questions wanted (default 50)")
-    parser.add_argument("--generator", choices=("llm", "template"), default="template",
+    parser.add_argument("--n-questions", type=int, default=50, metavar="N", help="questions wanted (default 50)")
+    parser.add_argument("--question-generator", choices=("llm", "template"), default="template",
                         help="template: offline, no LLM (the default); llm: the configured LLM (point it at a "
                              "capable endpoint: the local SmolLM2 keeps few questions, docs/data.md)")
-    parser.add_argument("--seed", type=int, help="sampling seed (default: the config's seed)")
+    add_hidden_alias(parser, "--n", "n_questions", type=int)  # the names before issue 43
+    add_hidden_alias(parser, "--generator", "question_generator", choices=("llm", "template"))
+    add_seed_option(parser, "the sampling seed (default: the config's seed)")
     parser.add_argument("--apply-review", type=Path, metavar="CSV",
                         help="write the accepted rows of a reviewed .review.csv as --out instead")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -56,8 +59,8 @@ def main(argv: Sequence[str], use_redactor) -> int:
         return EXIT_OK
     if args.config is None:
         raise ConfigError("--config", "required (or --apply-review CSV)")
-    if args.n < 1:
-        raise ConfigError("--n", f"{args.n}: expected at least 1")
+    if args.n_questions < 1:
+        raise ConfigError("--n-questions", f"{args.n_questions}: expected at least 1")
     from rag.config import load_config
     from rag.runner.questions import copy_question_file, make_questions
     from rag.data.questions.provenance import provenance_fact
@@ -65,7 +68,7 @@ def main(argv: Sequence[str], use_redactor) -> int:
 
     config = load_config(args.config, args.overrides)
     redactor = use_redactor(Redactor.for_config(config))
-    result = make_questions(config, args.n, args.generator, args.seed, progress=not args.quiet)
+    result = make_questions(config, args.n_questions, args.question_generator, args.seed, progress=not args.quiet)
     out = copy_question_file(result.path, args.out)
     csv_path, html_path = write_review(out, result.questions, result.chunk_text,
                                        [provenance_fact(out.name, result.provenance)], result.provenance.get("filters", []))
