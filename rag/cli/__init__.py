@@ -53,8 +53,8 @@ from contextlib import contextmanager
 
 from evaluation.files import FileFormatError
 from rag.cli.common import (
-    EXIT_ANSWERS_FAILED, EXIT_BUG, EXIT_INTERRUPTED, EXIT_IO_ERROR, EXIT_OK, EXIT_TERMINATED, EXIT_USER_ERROR, package_version,
-    quiet_on_closed_pipe,
+    EXIT_ANSWERS_FAILED, EXIT_BUG, EXIT_INTERRUPTED, EXIT_IO_ERROR, EXIT_OK, EXIT_TERMINATED, EXIT_USER_ERROR,
+    FittingFormatter, package_version, quiet_on_closed_pipe,
 )
 from rag.errors import BenchError
 from rag.progress import PROGRESS_ENV
@@ -213,9 +213,9 @@ class _OnceFilter(logging.Filter):
 @contextmanager
 def _redacted_logging(output: _Output) -> Iterator[None]:
     """Warnings and errors on stderr, each record redacted by the command's current redactor, each
-    line once (:class:`_OnceFilter`)."""
+    line once (:class:`_OnceFilter`), wrapped to 100 columns."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(FittingFormatter("%(levelname)s %(name)s: %(message)s"))
     handler.addFilter(_CurrentRedactorFilter(output))
     handler.addFilter(_OnceFilter())
     root = logging.getLogger()

@@ -12,7 +12,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from rag.cli.common import EXIT_ANSWERS_FAILED, EXIT_OK, ArgumentParser, add_selection_options, overrides_from_args
+from rag.cli.common import (
+    EXIT_ANSWERS_FAILED, EXIT_OK, ArgumentParser, add_selection_options, fit, overrides_from_args,
+)
 from rag.errors import ConfigError
 from rag.progress import PROGRESS_ENV
 from rag.secrets import Redactor
@@ -63,8 +65,8 @@ def main(argv: Sequence[str], use_redactor) -> int:
         began = time.perf_counter()
         config, made = with_made_questions(config, args.n_questions, args.question_generator, progress=not args.quiet)
         earlier["questions"] = time.perf_counter() - began
-        print(redactor.text(provenance_fact("your documents", made.provenance)
-                            + (" (cached)" if made.cached else "")), flush=True)
+        print(fit(redactor.text(provenance_fact("your documents", made.provenance)
+                                + (" (cached)" if made.cached else ""))), flush=True)
     from rag.runner.pipeline import RunOptions, run_benchmark
     from rag.runner.summary import summary_text
 
@@ -72,7 +74,7 @@ def main(argv: Sequence[str], use_redactor) -> int:
                          resume=args.resume, skip_invalid=args.skip_invalid, progress=not args.quiet,
                          earlier_stages=earlier)
     result = run_benchmark(config, options)
-    print(redactor.text(summary_text(result, verbose=args.verbose)))
+    print(fit(redactor.text(summary_text(result, verbose=args.verbose))))
     return EXIT_ANSWERS_FAILED if result.answers.experiment_failed else EXIT_OK
 
 

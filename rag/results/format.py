@@ -45,6 +45,17 @@ def marks(beats: str) -> str:
     return "".join(SUPERSCRIPTS.get(letter, letter) for letter in beats or "")
 
 
+def column_best(part: pd.DataFrame, metrics: Sequence[str]) -> dict[str, float]:
+    """Per metric, the best (highest) value of one question set's rows to highlight; none for a column
+    without a value or whose values all tie (highlighting every cell would say nothing)."""
+    best = {}
+    for metric in metrics:
+        values = part[metric].dropna() if metric in part else pd.Series(dtype=float)
+        if len(values) and not (len(values) > 1 and values.min() == values.max()):
+            best[metric] = values.max()
+    return best
+
+
 def cell(row: pd.Series, metric: str, with_ci: bool) -> str:
     """``mean [low, high]ᵃᵇ`` (or ``meanᵃᵇ``); ``–`` where undefined (e.g. answer metrics of a retrieval-only run)."""
     mean = row.get(metric)
@@ -243,10 +254,13 @@ def legend(comparison: Comparison, convention: str, level: str) -> str:
 
 
 def terminal_tables(comparison: Comparison, width: int = TERMINAL_WIDTH) -> list[str]:
-    """The headline metrics without CIs, as plain tables no wider than ``width`` (split by columns)."""
+    """The headline metrics without CIs, as plain tables no wider than ``width`` (split by columns);
+    a row with no value at all (a baseline that did not run) is left out."""
     metrics = headline_metrics(comparison.metrics)
-    base = display_table(comparison, metrics=[], with_ci=False, costs=False)[["set", "method"]]
     cells = display_table(comparison, metrics=metrics, with_ci=False, costs=False)
+    ran = (cells[metrics] != MISSING).any(axis=1) if metrics else cells["set"].notna()
+    cells = cells[ran].reset_index(drop=True)  # a baseline that did not run (closed_book without answers): no row
+    base = cells[["set", "method"]]
     blocks, current = [], []
     for metric in metrics:
         trial = tabulate(pd.concat([base, cells[current + [metric]]], axis=1), headers="keys", tablefmt="simple",

@@ -126,9 +126,11 @@ class QuestionFigures:
     asked: int | None = None  # questions the generator was asked to make (made sets)
     leak: float | None = None  # share naming their gold document
     lexical_bias: float | None = None  # mean share of content words copied from the chunk
+    gold_overlap: float | None = None  # mean share of content words found in the gold pages (any set with gold)
 
     @classmethod
-    def of(cls, questions: int, provenance: Mapping[str, Any] | None, leak: float | None = None) -> "QuestionFigures":
+    def of(cls, questions: int, provenance: Mapping[str, Any] | None, leak: float | None = None,
+           gold_overlap: float | None = None) -> "QuestionFigures":
         """From a question set's provenance sidecar (:mod:`rag.data.questions.provenance`), if any:
         ``requested``, ``leak`` (a share, or a mapping with ``share``) and ``lexical_bias.mean``; a
         ``leak`` measured on the set itself (given sets have no sidecar) wins over the sidecar's."""
@@ -138,14 +140,20 @@ class QuestionFigures:
         if isinstance(leak, Mapping):
             leak = leak.get("share")
         bias = made.get("lexical_bias") or {}
-        return cls(questions, made.get("requested"), _share(leak), _share(bias.get("mean") if bias.get("questions") else None))
+        return cls(questions, made.get("requested"), _share(leak), _share(bias.get("mean") if bias.get("questions") else None),
+                   _share(gold_overlap))
 
     def text(self, ceiling: bool | None = None) -> str:
         """``50 questions (50 kept of 60 asked), leak 12%, lexical bias 0.43, ceiling no``."""
         parts = [f"{self.questions} questions" + (f" ({self.questions} kept of {self.asked} asked)"
                                                   if self.asked is not None else "")]
         parts.append(f"leak {self.leak:.0%}" if self.leak is not None else "leak n/a")
-        parts.append(f"lexical bias {self.lexical_bias:.2f}" if self.lexical_bias is not None else "lexical bias n/a")
+        if self.lexical_bias is not None:
+            parts.append(f"lexical bias {self.lexical_bias:.2f}")
+        elif self.gold_overlap is not None:  # a given set: shown, not a reason (pages hold more words than chunks)
+            parts.append(f"overlap with gold pages {self.gold_overlap:.2f}")
+        else:
+            parts.append("lexical bias n/a")
         if ceiling is not None:
             parts.append(f"ceiling {'yes' if ceiling else 'no'}")
         return ", ".join(parts)

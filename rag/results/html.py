@@ -33,8 +33,9 @@ from rag.io_utils import atomic_write_bytes
 from rag.results import schema
 from rag.results.comparison import Comparison, headline_metrics
 from rag.results.format import (
-    MISSING, interval, lift_lines, marks, number, overall_line, recommendation_lines, verdict_line,
+    MISSING, column_best, interval, lift_lines, marks, number, overall_line, recommendation_lines, verdict_line,
 )
+from rag.results.recommendation import CANNOT_JUDGE
 from rag.results.writers import pairwise_matrix
 
 PASSAGE_CHARS = 300
@@ -133,11 +134,12 @@ def latency_chart(comparison: Comparison, metric: str) -> str:
 
 
 def compact_tables(comparison: Comparison) -> list[dict]:
-    """Per question set: header and rows of (text, ci, is_best) cells for the headline metrics."""
+    """Per question set: header and rows of (text, ci, is_best) cells for the headline metrics (a column
+    whose values all tie has no best: :func:`rag.results.format.column_best`)."""
     metrics = headline_metrics(comparison.metrics)
     out = []
     for question_set, part in comparison.table.groupby("question_set", sort=False):
-        best = {m: part[m].max() for m in metrics if part[m].notna().any()}
+        best = column_best(part, metrics)
         rows = []
         for _, row in part.iterrows():
             cells = []
@@ -257,6 +259,7 @@ def write_html_report(path: Path, title: str, comparison: Comparison, per_query:
         question_figures=list(question_figures),
         rule=lines[0].rstrip(":") + ".",
         overall=overall_line(comparison.recommendation) if comparison.recommendation else "",
+        neutral=comparison.recommendation is None or comparison.recommendation.outcome == CANNOT_JUDGE,
         per_set=[line.strip() for line in lines[2:]] if comparison.recommendation else [],
         answers={"head": answers[0], "lines": [line.strip() for line in answers[1:]]} if answers else None,
         verdicts=[{"set": s, "lines": list(zip(verdicts.get(s, []), significant.get(s, [])))} for s in sets],

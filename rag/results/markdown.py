@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag.results.format import interval, lift_cell, marks, number, overall_line, power_note, set_line, verdict_line
+from rag.results.format import column_best, interval, lift_cell, marks, number, overall_line, power_note, set_line, verdict_line
 from rag.results.recommendation import Recommendation
 
 DEFAULT_METRICS = ("mrr@10", "recall@10", "ndcg@10", "complete@10", "f1")
@@ -37,7 +37,7 @@ def results_markdown(run_dir: Path, metrics: Sequence[str] = DEFAULT_METRICS) ->
     lines += recommendation_lines(data) + lift_lines(data)
     lines += ["| question set | method | " + " | ".join(metrics) + " |", "|---|---|" + "---|" * len(metrics)]
     for question_set, part in table.groupby("question_set", sort=False):
-        best = {m: part[m].max() for m in metrics}
+        best = column_best(part, metrics)
         for i, row in enumerate(part.to_dict("records")):
             cells = []
             for m in metrics:
@@ -45,7 +45,7 @@ def results_markdown(run_dir: Path, metrics: Sequence[str] = DEFAULT_METRICS) ->
                     cells.append("–")
                     continue
                 text = f"{number(row[m])} {interval(row[f'{m}_ci_low'], row[f'{m}_ci_high'])}{marks(row.get(f'{m}_beats') or '')}"
-                cells.append(f"**{text}**" if row[m] == best[m] else text)
+                cells.append(f"**{text}**" if row[m] == best.get(m) else text)
             label = f"{question_set} ({row['questions']})" if i == 0 else ""
             lines.append(f"| {label} | {row['method']} ({letters[row['method']]}) | " + " | ".join(cells) + " |")
     lines.append("")

@@ -11,7 +11,7 @@ from typing import Any
 from rag.chunking import documents_fingerprint
 from rag.config import portable_path
 from rag.data import Dataset
-from rag.data.questions.leak import leak
+from rag.data.questions.leak import gold_overlap, leak
 from rag.errors import ConfigError
 from rag.io_utils import sha256_file, sha256_strings
 from rag.types import Question
@@ -20,7 +20,7 @@ from rag.types import Question
 def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, Any]:
     """What the manifest records about the data: file and content hashes, counts, skipped records, and
     how each made question set was made (its provenance sidecar), and each set's leak
-    (:mod:`rag.data.questions.leak`)."""
+    and its lexical overlap with its gold pages (:mod:`rag.data.questions.leak`)."""
     documents = {document.url: document for document in dataset.documents}
     return {
         "name": dataset.name,
@@ -34,7 +34,8 @@ def data_summary(dataset: Dataset, question_sets: Mapping[str, Sequence[Question
         "documents": len(dataset.documents),
         "documents_sha256": documents_fingerprint(dataset.documents),
         "question_sets": {
-            name: {"questions": len(qs), "sha256": questions_fingerprint(qs), "leak": leak(qs, documents).summary()}
+            name: {"questions": len(qs), "sha256": questions_fingerprint(qs), "leak": leak(qs, documents).summary(),
+                   "gold_overlap": gold_overlap(qs, documents)}
             for name, qs in question_sets.items()
         },
         "skipped_invalid": dict(dataset.skipped),

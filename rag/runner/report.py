@@ -120,7 +120,8 @@ def judged_headline(run: RunContext, retrieved: Retrieved, compared: Compared,
     primary = comparison.recommendation.primary if comparison.recommendation else None
     set_leaks = run.manifest.data["data"]["question_sets"]  # measured once, by data_summary
     figures = {name: QuestionFigures.of(len(qs), run.dataset.question_provenance.get(schema.base_set(name)),
-                                        set_leaks[schema.base_set(name)]["leak"]["share"])
+                                        set_leaks[schema.base_set(name)]["leak"]["share"],
+                                        set_leaks[schema.base_set(name)].get("gold_overlap"))
                for name, qs in retrieved.sampled.sets.items()}
     unjudged = cannot_judge(comparison.table, primary, figures, unjudged_sets(retrieved.sampled.sets))
     if unjudged and primary is not None:  # the overall rule reads only the sets that can judge

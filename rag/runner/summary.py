@@ -3,7 +3,9 @@ first (failed answers, question sets that cannot separate the methods: :mod:`rag
 then the recommendation (per question set and overall, with the rule it followed) and the answer lift
 over the no-context baseline — the first screen, at most 25 lines — then the configured URL-level
 metrics and answer F1 (means with significance letters; CIs are in the files), the metric-by-metric
-verdicts with ``verbose``, stage timings (question generation included) and where the outputs are."""
+verdicts with ``verbose``, stage timings (question generation included) and where the outputs are;
+the last lines name report.html and, when no question set can judge, the one command that fixes it
+(:func:`next_step`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from rag.config import portable_path
 from rag.generation.judge import agreement_line
 from rag.results.run_facts import files_fact, set_aside
 from rag.results.format import TERMINAL_WIDTH, lift_lines, recommendation_lines, terminal_tables, verdict_lines
+from rag.results.recommendation import CANNOT_JUDGE
 from rag.runner.state import RunResult
 
 
@@ -38,7 +41,7 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
                                  initial_indent="  ", subsequent_indent="    ")
     warnings = [line for warning in result.headline
                 for line in textwrap.wrap(warning, width=width, subsequent_indent="    ")]
-    figures = ["Question sets (kept of asked, leak, lexical bias, ceiling):",
+    figures = ["Question sets (kept of asked, leak, lexical bias or overlap with gold pages, ceiling):",
                *(line for figure in result.question_figures
                  for line in textwrap.wrap(figure, width=width, initial_indent="  ", subsequent_indent="    "))]
     return "\n".join([
@@ -60,4 +63,23 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
                             result.manifest.get("chunks", {}).get("count"))[1:]] if files else []),
         "Invalid records or files skipped: " + (", ".join(f"{k}: {v}" for k, v in skipped.items()) if skipped else "none"),
         f"Outputs: {portable_path(result.run_dir)}",
+        *textwrap.wrap(f"Report: {portable_path(result.run_dir / 'report.html')}", width=width, subsequent_indent="    ",
+                       break_on_hyphens=False, break_long_words=False),
+        *textwrap.wrap(next_step(result), width=width, subsequent_indent="    ", break_on_hyphens=False,
+                       break_long_words=False),
     ])
+
+
+def next_step(result: RunResult) -> str:
+    """The one command that gives a run a verdict when none of its question sets can judge: grading
+    the pool when a set has no gold (``judging.unjudged_sets``), your own questions when a folder of
+    files has only questions that cannot judge (template questions copy their page); else ``""``."""
+    run_dir = portable_path(result.run_dir)
+    if (result.manifest.get("judging") or {}).get("unjudged_sets"):
+        return f"Next: grade the pool: rag-bench judge {run_dir}, then rag-bench rescore {run_dir}"
+    dataset = result.manifest.get("config", {}).get("dataset") or {}
+    recommendation = result.comparison.recommendation
+    if dataset.get("format") == "files" and recommendation is not None and recommendation.outcome == CANNOT_JUDGE:
+        return (f"Next: bring your own questions: rag-bench run --docs {dataset.get('path', 'DIR')} --questions mine.txt "
+                "(one a line), then rag-bench judge <new run dir>")
+    return ""

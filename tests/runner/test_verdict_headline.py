@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from rag.cli import EXIT_ANSWERS_FAILED, main
+from rag.config import portable_path
 from rag.testing.stand_in import StandInServer, StandInSettings
 
 from .conftest import question_line, tiny_config, write_tiny_dataset
@@ -110,6 +111,8 @@ def test_a_set_too_small_to_judge_is_said_first(tmp_path: Path, capsys: pytest.C
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("WARNING questions: its questions cannot separate the methods - ") and \
         "too few questions (4 < 30)" in " ".join(lines[:3])
-    figures = lines.index("Question sets (kept of asked, leak, lexical bias, ceiling):")
-    assert lines[figures + 1].strip().startswith("questions: 4 questions, leak 0%, lexical bias n/a")
+    figures = lines.index("Question sets (kept of asked, leak, lexical bias or overlap with gold pages, ceiling):")
+    assert re.match(r"questions: 4 questions, leak 0%, overlap with gold pages [01]\.\d\d(, ceiling \w+)?$", lines[figures + 1].strip())
+    report = f"Report: {portable_path(only_run(tmp_path) / 'report.html')}"  # a long path: whole, on its own line
+    assert " ".join(line.strip() for line in lines[-len(report.split()):]) == report  # no Next line: no set lacks gold
     assert json.loads((only_run(tmp_path) / "manifest.json").read_text())["status"] == "complete"

@@ -97,6 +97,28 @@ def leak(questions: Sequence[Question], documents: Iterable[Document] | Mapping[
     return Leak(len(questions), len(leaked), leaked)
 
 
+def gold_overlap(questions: Sequence[Question], documents: Mapping[str, Document]) -> float | None:
+    """The mean share of a question's content words that occur in its gold pages (their union): how
+    much a set copies its pages, measured on any set with gold (a made set's *lexical bias* is the
+    same share against its one chunk). None when no question has a gold page in ``documents``."""
+    from rag.data.questions.common import content_words
+
+    words_of: dict[str, set[str]] = {}
+    shares = []
+    for question in questions:
+        urls = [url for group in question.gold_urls for url in group if url in documents]
+        words = content_words(question.text)
+        if not urls or not words:
+            continue
+        page_words: set[str] = set()
+        for url in urls:
+            if url not in words_of:
+                words_of[url] = content_words(documents[url].text)
+            page_words |= words_of[url]
+        shares.append(len(words & page_words) / len(words))
+    return round(sum(shares) / len(shares), 4) if shares else None
+
+
 def leak_share(questions: Sequence[Question], documents: Iterable[Document] | Mapping[str, Document]) -> float:
     """The share of ``questions`` that name a gold document (0.0 for no question)."""
     return leak(questions, documents).share
