@@ -60,10 +60,11 @@ class RunRow(ConfigModel):
 
 class ReadmeBlock(ConfigModel):
     """A README block printed from this condition's run (:mod:`rag.reproduce.readme`): ``results``
-    (the result tables and verdicts, with ``metrics``) or ``seed003`` (the reproduction table of
-    question set ``set``)."""
+    (the result tables and verdicts, with ``metrics``), ``compact`` (the recommendation and one table
+    of ``metrics[0]``, default the primary metric) or ``seed003`` (the reproduction table of question
+    set ``set``)."""
 
-    printer: Literal["results", "seed003"]
+    printer: Literal["results", "compact", "seed003"]
     metrics: list[str] = Field(default_factory=list)
     set: str = "seed_style"
 

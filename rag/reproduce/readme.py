@@ -3,8 +3,10 @@
 A block in a Markdown file is the text between ``<!-- reproduce:BLOCK -->`` and
 ``<!-- /reproduce:BLOCK -->`` (each marker on a line of its own). :func:`rewrite_blocks` replaces the
 text of every block by what the printer of the condition that names ``BLOCK`` under ``readme`` makes
-from that condition's last run directory (``result.json``): ``results`` = :func:`rag.results.markdown.results_markdown` with the
-block's metrics, ``seed003`` = :func:`rag.results.seed003.seed003_markdown`. A block whose condition
+from that condition's last run directory (``result.json``): ``results`` =
+:func:`rag.results.markdown.results_markdown` with the block's metrics, ``compact`` =
+:func:`rag.results.markdown.compact_markdown` (the recommendation and one table of the block's first
+metric, else the primary), ``seed003`` = :func:`rag.results.seed003.seed003_markdown`. A block whose condition
 has no passing last run is an error: the README shows only numbers the matrix reproduced.
 """
 
@@ -17,7 +19,7 @@ from rag.errors import ConfigError
 from rag.io_utils import atomic_write_text
 from rag.reproduce.matrix import Condition, ReadmeBlock, RunCondition
 from rag.reproduce.runner import MatrixResult
-from rag.results.markdown import results_markdown
+from rag.results.markdown import compact_markdown, results_markdown
 from rag.results.seed003 import seed003_markdown
 
 BLOCK = re.compile(r"^<!-- reproduce:(?P<name>[A-Za-z0-9_-]+) -->\n(?P<body>.*?)^<!-- /reproduce:(?P=name) -->$",
@@ -27,6 +29,8 @@ BLOCK = re.compile(r"^<!-- reproduce:(?P<name>[A-Za-z0-9_-]+) -->\n(?P<body>.*?)
 def block_lines(block: ReadmeBlock, run_dir: Path) -> list[str]:
     if block.printer == "seed003":
         return seed003_markdown(run_dir, block.set)
+    if block.printer == "compact":
+        return compact_markdown(run_dir, block.metrics[0] if block.metrics else None)
     return results_markdown(run_dir, block.metrics)
 
 

@@ -7,6 +7,10 @@ In order: the run's headline warnings, the recommendation (overall and per quest
 own sentences), each method's answer lift over closed_book (pooled over the answered sets, with
 CIs), per question set the methods with the chosen metrics (mean [95% CI] and the superscript
 letters of the methods each beats; bold = the column's best), then the verdict lines.
+
+:func:`compact_markdown` is the README's short form: the headline warnings, the recommendation and
+one table of one metric, a row per question set and a column per method (mean [95% CI] and letters;
+bold = the row's best).
 """
 
 from __future__ import annotations
@@ -52,6 +56,46 @@ def results_markdown(run_dir: Path, metrics: Sequence[str] = DEFAULT_METRICS) ->
     for question_set, part in pd.DataFrame(data["verdict"]).groupby("question_set", sort=False):
         lines.append(f"- **{question_set}**: " + "; ".join(verdict_line(v) for v in part.to_dict("records")
                                                            if v["metric"] in metrics))
+    return lines
+
+
+def compact_markdown(run_dir: Path, metric: str | None = None) -> list[str]:
+    """The headline warnings, the recommendation and one table: ``metric`` (default: the primary
+    metric) per question set (rows) and method (columns); methods without a value (answer-only
+    baselines) are left out."""
+    data = json.loads((run_dir / "comparison.json").read_text(encoding="utf-8"))
+    manifest = run_dir / "manifest.json"
+    lines: list[str] = []
+    for line in json.loads(manifest.read_text(encoding="utf-8")).get("headline", []) if manifest.exists() else []:
+        lines += [f"> {line}", ""]
+    return lines + recommendation_lines(data) + compact_table(data, metric or (data.get("recommendation") or {}).get(
+        "primary", "ndcg@10"))
+
+
+def compact_table(data: dict, metric: str) -> list[str]:
+    """``| question set | dense (a) | ... |``, one row per set of ``metric`` (see :func:`compact_markdown`)."""
+    table = pd.DataFrame(data["rows"])
+    if metric not in table:
+        return []
+    table = table[table[metric].notna()]
+    methods = list(dict.fromkeys(table["method"]))
+    letters = data["letters"]
+    lines = [f"{metric}, mean [95% CI]; a letter: significantly better than that method; bold: the set's best", "",
+             "| question set | " + " | ".join(f"{m} ({letters[m]})" for m in methods) + " |",
+             "|---|" + "---|" * len(methods)]
+    for question_set, part in table.groupby("question_set", sort=False):
+        best = column_best(part, [metric]).get(metric)
+        by_method = {row["method"]: row for row in part.to_dict("records")}
+        cells = []
+        for method in methods:
+            row = by_method.get(method)
+            if row is None:
+                cells.append("–")
+                continue
+            text = (f"{number(row[metric])} {interval(row[f'{metric}_ci_low'], row[f'{metric}_ci_high'])}"
+                    f"{marks(row.get(f'{metric}_beats') or '')}")
+            cells.append(f"**{text}**" if row[metric] == best else text)
+        lines.append(f"| {question_set} ({int(part['questions'].iloc[0])}) | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -15,7 +15,7 @@ import pytest
 from rag.cli import EXIT_OK, EXIT_USER_ERROR, main
 from rag.cli.common import EXIT_NOT_REPRODUCED
 from rag.resources import reproduce_dir
-from rag.results.markdown import results_markdown
+from rag.results.markdown import compact_markdown, results_markdown
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,16 +100,23 @@ def test_readme_blocks_come_from_the_last_run(smoke_run: Path, tmp_path: Path, m
                                               capsys: pytest.CaptureFixture[str]) -> None:
     matrix = copy_matrix(tmp_path, "smoke")
     with (matrix / "smoke.yaml").open("a") as file:
-        file.write("readme:\n  smoke-table: {printer: results, metrics: [mrr@10, ndcg@10]}\n")
+        file.write("readme:\n  smoke-table: {printer: results, metrics: [mrr@10, ndcg@10]}\n"
+                   "  smoke-compact: {printer: compact}\n")
     readme = tmp_path / "README.md"
-    readme.write_text("# Title\n\n<!-- reproduce:smoke-table -->\ntyped by hand\n<!-- /reproduce:smoke-table -->\n\nEnd.\n")
+    compact = "\n\n<!-- reproduce:smoke-compact -->\nold\n<!-- /reproduce:smoke-compact -->"
+    readme.write_text("# Title\n\n<!-- reproduce:smoke-table -->\ntyped by hand\n<!-- /reproduce:smoke-table -->"
+                      f"{compact}\n\nEnd.\n")
     monkeypatch.chdir(smoke_run)
     output = smoke_run / "runs" / "reproduce"
     assert main(["reproduce", "--matrix", str(matrix), "--output-dir", str(output), "--readme", str(readme)]) == EXIT_OK
     run_dir = Path(json.loads((output / "result.json").read_text())["conditions"][1]["run_dir"])
     table = "\n".join(results_markdown(run_dir, ["mrr@10", "ndcg@10"])).strip("\n")
+    short = "\n".join(compact_markdown(run_dir)).strip("\n")
     assert readme.read_text() == (f"# Title\n\n<!-- reproduce:smoke-table -->\n{table}\n"
-                                  "<!-- /reproduce:smoke-table -->\n\nEnd.\n")
+                                  "<!-- /reproduce:smoke-table -->\n\n"
+                                  f"<!-- reproduce:smoke-compact -->\n{short}\n<!-- /reproduce:smoke-compact -->\n\nEnd.\n")
+    assert "**Recommendation**" in short and "| question set | dense (a) | bm25 (b) |" in short  # one table, no baselines
+    assert "closed_book" not in short.split("| question set")[1]
     assert "|  | bm25 (b) | **1.000 [1.000, 1.000]** | **1.000 [1.000, 1.000]** |" in table.split("\n")
 
 

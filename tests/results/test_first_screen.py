@@ -106,3 +106,16 @@ def test_a_given_set_shows_its_overlap_with_its_gold_pages() -> None:
     assert gold_overlap(questions[2:], documents) is None
     assert QuestionFigures.of(2, None, 0.0, 0.75).text() == "2 questions, leak 0%, overlap with gold pages 0.75"
     assert QuestionFigures.of(2, None, 0.0).text() == "2 questions, leak 0%, lexical bias n/a"
+
+
+def test_the_readme_table_is_one_metric_per_set_and_method() -> None:
+    from rag.results.markdown import compact_table
+
+    rows = [{"question_set": "s", "method": m, "questions": 5, "ndcg@10": v, "ndcg@10_ci_low": v and v - 0.1,
+             "ndcg@10_ci_high": v and v + 0.1, "ndcg@10_beats": b} for m, v, b in
+            (("dense", 0.5, ""), ("bm25", 0.7, "a"), ("closed_book", None, ""))]
+    rows += [{**row, "question_set": "t", "ndcg@10": row["ndcg@10"] and 0.4} for row in rows]
+    lines = compact_table({"rows": rows, "letters": {"dense": "a", "bm25": "b", "closed_book": "c"}}, "ndcg@10")
+    assert lines[2:] == ["| question set | dense (a) | bm25 (b) |", "|---|---|---|",
+                         "| s (5) | 0.500 [0.400, 0.600] | **0.700 [0.600, 0.800]ᵃ** |",
+                         "| t (5) | 0.400 [0.400, 0.600] | 0.400 [0.600, 0.800]ᵃ |"]  # a tie: no bold
