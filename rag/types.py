@@ -65,12 +65,16 @@ class Ranking:
     """The ranked result of one query: chunk ids in rank order (rank 1 first) and their scores, and
     what making it cost beyond computation: ``llm_calls`` requests to an LLM or a model endpoint
     (a query transform's generations, a reranker's scoring requests) and their ``llm_tokens``
-    (prompt + completion, as the server reports them; 0 where it reports none)."""
+    (prompt + completion, as the server reports them; 0 where it reports none). ``failed``: why a
+    stage of the method (a query transform, a reranker) gave nothing usable for this question ("" when
+    it did): the ranking is then empty and the method's results on the question's set are withheld
+    (docs/evaluation.md, "Failed stages"), never replaced by its input's ranking."""
 
     chunk_ids: list[str]
     scores: list[float]
     llm_calls: int = 0
     llm_tokens: int = 0
+    failed: str = ""
 
     def __len__(self) -> int:
         return len(self.chunk_ids)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -41,6 +42,18 @@ class CachedGeneration:
     latency_s: float
     attempts: int
     top_logprobs: dict[str, float] | None = None  # the first answer token's alternatives, when asked
+
+
+def cached_logprobs(value: Any) -> dict[str, float] | None:
+    """A record's ``top_logprobs``: None, or {token: log-prob in (-inf, 0]}; a ValueError for anything
+    else (a record written before log-probs were validated as they arrive, NaN included, is skipped)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+            isinstance(t, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and -math.inf < v <= 0
+            for t, v in value.items()):
+        raise ValueError("top_logprobs is not a mapping of tokens to log-probs in (-inf, 0]")
+    return {t: float(v) for t, v in value.items()}
 
 
 class GenerationCache:
@@ -103,9 +116,9 @@ class GenerationCache:
                     completion_tokens=int(record["completion_tokens"]),
                     latency_s=float(record["latency_s"]),
                     attempts=int(record["attempts"]),
-                    top_logprobs=record.get("top_logprobs"),
+                    top_logprobs=cached_logprobs(record.get("top_logprobs")),
                 )
-            except (ValueError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError, OverflowError) as exc:
                 log.warning("%s:%d: skipping an unreadable cache record (%s)", self.path, self._line_no, exc)
 
     def __len__(self) -> int:

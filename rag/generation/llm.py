@@ -34,6 +34,7 @@ returned, so a server echoing the key back cannot leak it.
 from __future__ import annotations
 
 import asyncio
+import math
 import dataclasses
 import logging
 import time
@@ -257,6 +258,12 @@ class ChatGenerator(Generator):
             raise RequestFailure("malformed_response", f"not a chat completion: {type(completion).__name__}", True)
         if not choices or not (choices[0].message and (choices[0].message.content or "").strip()):
             raise RequestFailure("empty_response", "the response has no choices or an empty message", True)
+        content = choices[0].message.content
+        cap = reply_cap(self.config.max_tokens)
+        if len(content) > cap:
+            raise RequestFailure("malformed_response", f"a reply of {len(content)} characters, over the cap of {cap} "
+                                 f"({CHARS_PER_TOKEN} characters per token of max_tokens {self.config.max_tokens})",
+                                 False)
         usage = completion.usage
         tokens = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else (0, 0)
         alternatives = first_token_logprobs(choices[0])
@@ -268,14 +275,65 @@ class ChatGenerator(Generator):
         """Hook run before every attempt (the local generator restarts a dead server here)."""
 
 
+#: A reply longer than this many characters per token of ``max_tokens`` (plus 1,000) is refused as it
+#: arrives (never cached): no tokenizer writes tokens that long, a server ignoring ``max_tokens`` does.
+CHARS_PER_TOKEN = 64
+#: The most log-prob alternatives and the longest token accepted (OpenAI gives at most 20).
+MAX_ALTERNATIVES, MAX_TOKEN_CHARS = 100, 256
+
+
+def reply_cap(max_tokens: int) -> int:
+    """The longest reply accepted for ``max_tokens`` (:data:`CHARS_PER_TOKEN`)."""
+    return CHARS_PER_TOKEN * max_tokens + 1000
+
+
 def first_token_logprobs(choice) -> dict[str, float] | None:
     """{token: log-prob} of the first answer token's most likely alternatives, as an OpenAI-style
-    ``logprobs.content[0].top_logprobs`` gives them; None when the answer carries none."""
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    ``logprobs.content[0].top_logprobs`` gives them; None when the answer carries none. Validated as
+    they arrive (:func:`valid_logprobs`), so nothing invalid is cached."""
+    content = _field(_field(choice, "logprobs"), "content")
     if not content:
         return None
-    alternatives = getattr(content[0], "top_logprobs", None) or []
-    return {item.token: float(item.logprob) for item in alternatives} or None
+    if not isinstance(content, list):
+        raise RequestFailure("malformed_response", "logprobs.content is not a list", False)
+    alternatives = _field(content[0], "top_logprobs") or []
+    if not isinstance(alternatives, list):
+        raise RequestFailure("malformed_response", "top_logprobs is not a list", False)
+    return valid_logprobs([(_field(item, "token"), _field(item, "logprob")) for item in alternatives])
+
+
+def _field(value, name: str):
+    """``value.name``, or ``value[name]`` where the client left a mapping it could not type (a value
+    out of its model's range, as an integer of 400 digits for a float)."""
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+def valid_logprobs(pairs) -> dict[str, float] | None:
+    """``{token: log-prob}`` from (token, log-prob) pairs, each token a string and each log-prob a
+    number in (-inf, 0] (a probability's logarithm); a non-retryable ``malformed_response``
+    :class:`RequestFailure` naming the first that is not (NaN, Infinity, 1000, ``"high"``, an integer
+    of 400 digits). None for no pairs."""
+    found: dict[str, float] = {}
+    if len(pairs) > MAX_ALTERNATIVES:
+        raise RequestFailure("malformed_response", f"{len(pairs)} top_logprobs alternatives, over the cap of "
+                             f"{MAX_ALTERNATIVES}", False)
+    for token, logprob in pairs:
+        if isinstance(token, str) and len(token) > MAX_TOKEN_CHARS:
+            raise RequestFailure("malformed_response", f"a top_logprobs token of {len(token)} characters, over the "
+                                 f"cap of {MAX_TOKEN_CHARS}", False)
+        value = None
+        if isinstance(logprob, (int, float)) and not isinstance(logprob, bool):
+            try:
+                value = float(logprob)
+            except OverflowError:
+                value = None
+        if not isinstance(token, str) or value is None or not (-math.inf < value <= 0.0):
+            shown = repr(logprob) if not isinstance(logprob, int) or abs(logprob) < 10**20 else "an integer of " \
+                f"{len(str(abs(logprob)))} digits"
+            raise RequestFailure("malformed_response", f"a top_logprobs log-prob is not a number in (-inf, 0]: "
+                                 f"{shown[:40]}", False)
+        found[token] = value
+    return found or None
 
 
 def api_key_for(config: object, environ: Mapping[str, str] | None = None) -> str | None:

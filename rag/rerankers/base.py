@@ -42,11 +42,14 @@ class Candidate:
 @dataclass(frozen=True)
 class Scored:
     """A reranker's answer for one question: one score per candidate, in the candidates' order, and
-    what it cost (requests sent and their prompt + completion tokens)."""
+    what it cost (requests sent and their prompt + completion tokens). ``failed``: why the replies
+    gave no usable score for this question ("" when they did; ``scores`` is then empty): a failed
+    stage, never a stand-in score."""
 
     scores: list[float]
     llm_calls: int = 0
     llm_tokens: int = 0
+    failed: str = ""
 
 
 class Reranker(ABC):

@@ -60,6 +60,14 @@ class EndpointRerankerParams(RerankerParams, EndpointSettings):
 MAX_ITEM_CHARS = 80
 
 
+def finite_float(value: int | float) -> bool:
+    """True when ``value`` is a finite float (a JSON integer of 400 digits is not: it overflows a float)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def parse_results(payload: object, n_documents: int, redactor: Redactor) -> tuple[list[float], int]:
     """The relevance score of each document, in the documents' order, and the answer's token count;
     a :class:`RequestFailure` (``malformed_response``) for any other shape, showing the bad item
@@ -72,7 +80,7 @@ def parse_results(payload: object, n_documents: int, redactor: Redactor) -> tupl
         index = item.get("index") if isinstance(item, dict) else None
         score = item.get("relevance_score") if isinstance(item, dict) else None
         if (not isinstance(index, int) or isinstance(index, bool) or not isinstance(score, (int, float))
-                or isinstance(score, bool) or not math.isfinite(score)):
+                or isinstance(score, bool) or not finite_float(score)):
             shown = redactor.excerpt(repr(item), MAX_ITEM_CHARS)
             raise RequestFailure("malformed_response", f"a result is not {{index, relevance_score}}: {shown}", True)
         scores[index] = float(score)
@@ -142,16 +150,35 @@ class EndpointReranker(Reranker):
 
     async def _attempt(self, client: httpx.AsyncClient, question: str, documents: list[str]) -> tuple[list[float], int]:
         """One request; every failure leaves as a :class:`RequestFailure`."""
+        cap = body_cap(documents)
         try:
             async with asyncio.timeout(self.params.timeout_s):
-                response = await client.post(self.url, json=self.body(question, documents))
+                async with client.stream("POST", self.url, json=self.body(question, documents)) as streamed:
+                    received = bytearray()
+                    async for piece in streamed.aiter_bytes():
+                        received += piece
+                        if len(received) > cap:
+                            raise RequestFailure("response_too_large", f"the /rerank answer exceeds the cap of {cap:,} "
+                                                 f"bytes for {len(documents)} documents (1 MiB + twice the documents' "
+                                                 "bytes)", False)
+                headers = [(name, value) for name, value in streamed.headers.items()  # the body is decoded already
+                           if name.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+                response = httpx.Response(streamed.status_code, headers=headers, content=bytes(received),
+                                          request=streamed.request)
             if response.status_code != 200:
                 said = self._redactor.excerpt(" ".join(self._redactor.text(response.text).split()), MAX_MESSAGE_CHARS)
                 raise httpx.HTTPStatusError(f"HTTP {response.status_code}: {said}", request=response.request,
                                             response=response)
             payload = response.json()
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, RequestFailure):
             raise
         except Exception as exc:  # noqa: BLE001 - classified into retryable / final failures
             raise classify(exc, self._redactor) from None
         return parse_results(payload, len(documents), self._redactor)
+
+
+def body_cap(documents: Sequence[str]) -> int:
+    """The largest ``/rerank`` answer read for ``documents``, in bytes: 1 MiB, plus twice the documents'
+    UTF-8 bytes (Jina's answer repeats each document): a larger body stops reading with one line
+    instead of filling memory (a 50 MB body took 0.9 GB)."""
+    return 2**20 + 2 * sum(len(document.encode("utf-8")) for document in documents)

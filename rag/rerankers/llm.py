@@ -6,11 +6,18 @@ One request per (question, candidate): system :data:`SYSTEM_PROMPT`, user :data:
 answer tokens. The score is P(yes), the relevance-as-yes-probability of pointwise LLM rerankers
 (monoT5, Nogueira et al. 2020; the "yes/no" prompting of Liang et al. 2022, HELM):
 
-- where the server gives log-probs (OpenAI's ``logprobs``/``top_logprobs``, which llama.cpp's
+- with ``logprobs: true`` (the default; OpenAI's ``logprobs``/``top_logprobs``, which llama.cpp's
   server and vLLM return): the sum of exp(log-prob) over the first answer token's
   ``top_logprobs`` alternatives that read "yes" once stripped and lower-cased ("Yes", " yes"); 0
   when "yes" is not among them;
-- else the parsed answer: 1.0 when its first word is "yes", 0.0 for "no", 0.5 otherwise.
+- with ``logprobs: false``: the parsed answer, 1.0 when its first word is "yes", 0.0 for "no".
+
+A reply without a usable score is a failed stage for its question, never a stand-in score
+(docs/evaluation.md, "Failed stages"): log-probs asked for and not given, log-probs that are not
+numbers in (-inf, 0] (refused as they arrive, so never cached: :func:`rag.generation.llm.valid_logprobs`),
+a parsed answer that is neither yes nor no, or a reply longer than its cap (at ``max_tokens`` 3,
+:func:`rag.generation.llm.reply_cap` = 1,192 characters, refused as it arrives). The
+rerank then gives that question no ranking and the method's results on its set are withheld.
 
 Requests go through the generator machinery (:mod:`rag.generation`: its client, retries, redactor and
 on-disk cache, here under ``<cache_dir>/stages/<method>``), opened for each scoring call and closed
@@ -46,7 +53,7 @@ ChatGeneratorConfig = Annotated[Union[OpenAIGeneratorConfig, LocalGeneratorConfi
 class LLMRerankerParams(RerankerParams):
     """``generator``: the chat endpoint (``openai`` or ``local``, the generator settings of
     docs/generation.md); null: the run's generator when it is one of these, else the local SmolLM2.
-    ``logprobs``: ask for log-probs (false: always the parsed answer)."""
+    ``logprobs``: ask for log-probs and score by them (false: the parsed yes/no answer)."""
 
     type: Literal["llm"] = "llm"
     generator: ChatGeneratorConfig | None = None
@@ -56,13 +63,16 @@ class LLMRerankerParams(RerankerParams):
         return depth
 
 
-def yes_probability(result: GenerationResult) -> float:
-    """The score of one answer (module docstring)."""
-    alternatives = result.extra.get("top_logprobs")
-    if alternatives:
+def yes_probability(result: GenerationResult, logprobs: bool = True) -> float | str:
+    """The score of one answer (module docstring), or why it has none (a string)."""
+    if logprobs:
+        alternatives = result.extra.get("top_logprobs")
+        if not alternatives:
+            return "the reply carries no top_logprobs (set logprobs: false to score the parsed yes/no)"
         return sum(math.exp(logprob) for token, logprob in alternatives.items() if token.strip().lower() == "yes")
     word = _FIRST_WORD.search((result.answer or "").lower())
-    return {"yes": 1.0, "no": 0.0}.get(word.group(0) if word else "", 0.5)
+    score = {"yes": 1.0, "no": 0.0}.get(word.group(0) if word else "")
+    return score if score is not None else f"the reply {result.answer[:40]!r} is neither yes nor no"
 
 
 @RERANKERS.register("llm")
@@ -93,7 +103,8 @@ class LLMReranker(Reranker):
             return [Scored([]) for _ in questions]
         with self.services.generator_factory(self.generator_config(), self.services.stage_cache(self.method)) as generator:
             results = generator.generate(requests)
-        failed = next((result for result in results if result.failed), None)
+        failed = next((result for result in results if result.failed and result.error_kind != "malformed_response"),
+                      None)
         if failed is not None:
             raise BenchError(f"{self.key}: a relevance request failed for good ({failed.error_kind}: "
                              f"{failed.error_message}); the answers made so far are cached")
@@ -101,6 +112,10 @@ class LLMReranker(Reranker):
         for found_list in candidates:
             mine = results[start : start + len(found_list)]
             start += len(found_list)
-            scored.append(Scored([yes_probability(r) for r in mine], llm_calls=len(mine),
-                                 llm_tokens=sum(r.prompt_tokens + r.completion_tokens for r in mine)))
+            scores = [f"{r.error_kind}: {r.error_message}" if r.failed else yes_probability(r, self.params.logprobs)
+                      for r in mine]
+            reason = next((s for s in scores if isinstance(s, str)), "")
+            scored.append(Scored([] if reason else scores, llm_calls=len(mine),
+                                 llm_tokens=sum(r.prompt_tokens + r.completion_tokens for r in mine),
+                                 failed=f"llm reranker: {reason}" if reason else ""))
         return scored

@@ -43,7 +43,7 @@ import pandas as pd
 from evaluation import bootstrap_ci
 from evaluation.stats import compare_metrics
 from rag.results import schema
-from rag.results.headline import AnswerFailures
+from rag.results.headline import AnswerFailures, StageFailures
 from rag.results.recommendation import Recommendation, default_primary, recommend
 
 #: The ``question_set`` label of the lifts pooled over every answered set.
@@ -100,6 +100,9 @@ def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: Statistic
     recommendation reads (default :func:`default_primary`); ``control``: the method answer lifts are
     measured from (closed_book; none: no lifts)."""
     metrics = list(metrics)
+    stages = StageFailures.of(per_query)
+    if stages.by_method_set:  # a failed stage withholds the method's every result on the set
+        per_query = per_query[~stages.withheld(per_query)]
     withheld = AnswerFailures.of(per_query).by_set
     per_query = withhold_failed_answers(per_query, metrics, withheld)
     methods = list(dict.fromkeys(per_query[schema.METHOD]))

@@ -119,6 +119,58 @@ class AnswerFailures:
 
 
 @dataclass(frozen=True)
+class StageFailures:
+    """Failed stages of a run: questions on which a method's query transform or reranker gave nothing
+    usable (``stage_error``, :class:`rag.types.Ranking`'s ``failed``). The rule (docs/evaluation.md,
+    "Failed stages"): a method with a failed stage on any question of a set has *all* its results on
+    that set withheld (its rows leave the comparison: no mean, test or verdict), as failed answers
+    are; never its input's ranking under its name. Other methods and sets stand."""
+
+    by_method_set: dict[tuple[str, str], int] = field(default_factory=dict)  # failed questions per (method, set)
+    questions: dict[tuple[str, str], int] = field(default_factory=dict)  # questions per (method, set) withheld
+    causes: dict[str, str] = field(default_factory=dict)  # each failed method's first reason (redacted in per_query)
+
+    @classmethod
+    def of(cls, per_query: pd.DataFrame) -> "StageFailures":
+        """From a per-query table's ``stage_error`` column (none: no failure; NaN or "" : the stage gave a result)."""
+        if schema.STAGE_ERROR not in per_query or per_query.empty:
+            return cls()
+        errors = per_query[schema.STAGE_ERROR]
+        failed = per_query[errors.notna() & (errors.astype(str) != "")]
+        if failed.empty:
+            return cls()
+        counts = failed.groupby([schema.METHOD, schema.QUESTION_SET], sort=False).size()
+        sizes = per_query.groupby([schema.METHOD, schema.QUESTION_SET], sort=False).size()
+        causes = {str(m): str(errors.iloc[0]) for m, errors in failed.groupby(schema.METHOD, sort=False)[schema.STAGE_ERROR]}
+        return cls({(str(m), str(q)): int(n) for (m, q), n in counts.items()},
+                   {(str(m), str(q)): int(sizes[(m, q)]) for (m, q) in counts.index},
+                   {m: c if len(c) <= CAUSE_CHARS else c[: CAUSE_CHARS - 1] + "…" for m, c in causes.items()})
+
+    def withheld(self, per_query: pd.DataFrame) -> pd.Series:
+        """A mask of ``per_query``'s rows that are withheld: every row of a failed (method, set)."""
+        pairs = list(zip(per_query[schema.METHOD].astype(str), per_query[schema.QUESTION_SET].astype(str)))
+        return pd.Series([pair in self.by_method_set for pair in pairs], index=per_query.index, dtype=bool)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"failed_questions": sum(self.by_method_set.values()),
+                "withheld": [{"method": m, "question_set": q, "failed": n, "questions": self.questions[(m, q)]}
+                             for (m, q), n in self.by_method_set.items()],
+                "first_error": self.causes}
+
+    def line(self) -> str | None:
+        """``stages: bm25_mq failed on 30 of 30 questions of smoke (cause) - ... withheld ...``."""
+        if not self.by_method_set:
+            return None
+        parts, named = [], set()
+        for (m, q), n in self.by_method_set.items():
+            cause = f" ({self.causes.get(m) or 'not recorded'})" if m not in named else ""
+            named.add(m)
+            parts.append(f"{m} failed on {n} of {self.questions[(m, q)]} questions of {q}{cause}")
+        return (f"stages: {'; '.join(parts)} - those methods' results on those sets withheld, never their input's "
+                "ranking under their name")
+
+
+@dataclass(frozen=True)
 class QuestionFigures:
     """What is known of one question set's quality (None where not measured)."""
 
@@ -201,9 +253,12 @@ def cannot_judge(table: pd.DataFrame, primary: str | None, figures: Mapping[str,
     return found
 
 
-def headline(failures: AnswerFailures | None, judged: Mapping[str, Sequence[str]]) -> list[str]:
-    """The headline sentences, failures first; empty when there is nothing to warn about."""
-    lines = [line] if failures is not None and (line := failures.line()) else []
+def headline(failures: AnswerFailures | None, judged: Mapping[str, Sequence[str]],
+             stages: StageFailures | None = None) -> list[str]:
+    """The headline sentences, failures first (stages, then answers); empty when there is nothing to warn about."""
+    lines = [line] if stages is not None and (line := stages.line()) else []
+    if failures is not None and (line := failures.line()):
+        lines.append(line)
     for question_set, reasons in judged.items():
         lines.append(f"{question_set}: its questions cannot separate the methods - {'; '.join(reasons)}; "
                      "the recommendation below does not stand on this set")

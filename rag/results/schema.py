@@ -17,6 +17,10 @@ CHUNKS_USED = "chunks_used"  # chunks that fitted the prompt
 #: LLM or model-endpoint requests a method's retrieval sent for the question (query transforms,
 #: rerankers; its inputs' included) and their prompt + completion tokens: rag.types.Ranking.
 LLM_CALLS, LLM_TOKENS = "llm_calls", "llm_tokens"
+#: Why a stage of the method (a query transform, a reranker) gave nothing usable for the question
+#: ("" when it did): the row's metrics are NaN and the method's results on the set are withheld
+#: (rag.results.headline.StageFailures).
+STAGE_ERROR = "stage_error"
 
 #: The suffix of a sampled question set: ``<set>@sample`` holds every method on exactly the questions
 #: LLM-backed methods run on (rag/runner/sample.py); it shows the answers of its base set.
@@ -40,7 +44,7 @@ ANSWER_F1_THRESHOLD = 0.5
 CHUNK_PREFIX = "chunk:"
 
 #: Columns the statistics read besides the metrics (a change in any of them invalidates cached statistics).
-STATISTICS_INPUTS = [GENERATION_STATUS, RETRIEVAL_MS, LLM_CALLS, LLM_TOKENS, GENERATION_S, PROMPT_TOKENS,
+STATISTICS_INPUTS = [GENERATION_STATUS, STAGE_ERROR, RETRIEVAL_MS, LLM_CALLS, LLM_TOKENS, GENERATION_S, PROMPT_TOKENS,
                      COMPLETION_TOKENS, CHUNKS_USED]
 
 

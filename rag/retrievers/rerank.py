@@ -14,7 +14,9 @@ come from the chunks given to :meth:`RerankRetriever.index`, and the reranker sc
 to the ``k`` asked, ordered by the project's one tie rule (:mod:`rag.retrievers.ranking`): reranker
 score descending (float32), then the chunk's rank in the input (the input's order decides a tie),
 then chunk id descending. A rerank's list is at most ``depth`` long, so measures at cut-offs beyond
-``depth`` see only the reranked chunks.
+``depth`` see only the reranked chunks. A question whose scores cannot order its candidates (the
+reranker's own ``Scored.failed``, or :func:`unusable_scores`) gets no ranking, with the reason in
+``Ranking.failed``: a failed stage (docs/evaluation.md, "Failed stages"), never the input's order.
 
 Cost: the rerank's own step (the reranker's time, and its requests and tokens in each
 :class:`rag.types.Ranking`'s ``llm_calls`` / ``llm_tokens``); the runner adds its input's cost.
@@ -22,10 +24,12 @@ Cost: the rerank's own step (the reranker's time, and its requests and tokens in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Annotated, Any, ClassVar, Union
 
+import numpy as np
 from pydantic import Field, field_validator
 
 from rag.errors import BenchError, ConfigError
@@ -34,6 +38,8 @@ from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, ServedInput
 from rag.services import StageServices
 from rag.retrievers.ranking import ranking_from_pairs
 from rag.types import Chunk, Ranking
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 RerankerConfig = Annotated[
     Union[tuple(RERANKERS.get(name).Params for name in RERANKERS.names())],  # type: ignore[valid-type]
@@ -116,10 +122,39 @@ class RerankRetriever(Retriever):
             if i not in scored:
                 rankings.append(Ranking([], []))
                 continue
-            if len(scored[i].scores) != len(ranking.chunk_ids):
-                raise BenchError(f"retrievers.{self.name}.params.reranker: the reranker returned {len(scored[i].scores)} scores for "
+            mine = scored[i]
+            if mine.failed:
+                rankings.append(Ranking([], [], mine.llm_calls, mine.llm_tokens, failed=mine.failed))
+                continue
+            if len(mine.scores) != len(ranking.chunk_ids):
+                raise BenchError(f"retrievers.{self.name}.params.reranker: the reranker returned {len(mine.scores)} scores for "
                                  f"{len(ranking.chunk_ids)} candidates")
+            if reason := unusable_scores(mine.scores):
+                rankings.append(Ranking([], [], mine.llm_calls, mine.llm_tokens, failed=f"{self.params.reranker.type} "
+                                        f"reranker: {reason}"))
+                continue
             input_rank = {chunk_id: rank for rank, chunk_id in enumerate(ranking.chunk_ids)}
-            reordered = ranking_from_pairs(zip(ranking.chunk_ids, scored[i].scores), k, tie_break=input_rank.__getitem__)
-            rankings.append(replace(reordered, llm_calls=scored[i].llm_calls, llm_tokens=scored[i].llm_tokens))
+            reordered = ranking_from_pairs(zip(ranking.chunk_ids, mine.scores), k, tie_break=input_rank.__getitem__)
+            rankings.append(replace(reordered, llm_calls=mine.llm_calls, llm_tokens=mine.llm_tokens))
         return rankings
+
+
+def unusable_scores(scores: Sequence[float]) -> str:
+    """Why a question's reranker scores cannot order its candidates ("" when they can): a score that is
+    not a finite number within float32's range (the scores are ranked as float32), or scores that differ
+    only below float32's resolution, so every one rounds to the same value (the input's order would
+    stand under the rerank's name)."""
+    values = []
+    for score in scores:
+        try:
+            value = float(score)
+        except (TypeError, ValueError, OverflowError):
+            return f"a score is not a number: {str(score)[:40]!r}"
+        if isinstance(score, bool) or not math.isfinite(value) or abs(value) > FLOAT32_MAX:
+            return f"a score is not a finite number within float32's range (+-{FLOAT32_MAX:.3g}): {value!r}"
+        values.append(value)
+    rounded = {float(np.float32(value)) for value in values}
+    if len(rounded) == 1 and len(set(values)) > 1:
+        return (f"the {len(values)} scores differ only below float32's resolution (all round to {rounded.pop()!r}), "
+                "so they cannot order the candidates")
+    return ""

@@ -13,7 +13,8 @@ from rag.results import schema
 from rag.results.csv_files import write_csv
 from rag.results.curves import curves
 from rag.results.format import legend
-from rag.results.headline import AnswerFailures, QuestionFigures, cannot_judge, figure_lines, headline
+from rag.results.headline import (AnswerFailures, QuestionFigures, StageFailures, cannot_judge, figure_lines,
+                                  headline)
 from rag.results.html import write_html_report
 from rag.results.recommendation import recommend
 from rag.results.run_facts import RunFigures, generator_label, run_facts, set_aside
@@ -33,7 +34,8 @@ def report_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved, genera
     sets = retrieved.sampled.sets
     with run.timer.stage("report"):
         answers = AnswerFailures.of(per_query)
-        warnings, set_figures = judged_headline(run, retrieved, compared, answers)
+        stages = StageFailures.of(per_query)
+        warnings, set_figures = judged_headline(run, retrieved, compared, answers, stages)
         level = "+".join(config.evaluation.levels)
         write_comparison(comparison, path, config.evaluation.convention, level)
         write_csv(per_query, path / "per_query.csv")
@@ -53,9 +55,10 @@ def report_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved, genera
             chunk_url=scorer.chunk_url, top_k=config.top_k, headline=warnings, question_figures=set_figures,
         )
     run.manifest.finish(
-        "partial" if answers.failed else "complete", timings=run.timer.seconds, methods=retrieved.methods,
+        "partial" if answers.failed or stages.by_method_set else "complete", timings=run.timer.seconds,
+        methods=retrieved.methods,
         generation={"requests": len(generated.generations), **answers.as_dict(), **generated.generator_facts},
-        headline=warnings, judging=judging,
+        stages=stages.as_dict(), headline=warnings, judging=judging,
     )
     return RunResult(path, comparison, per_query, dict(run.timer.seconds), run.manifest.data, answers, warnings,
                      set_figures)
@@ -112,7 +115,7 @@ def run_figures(run: RunContext, chunked: Chunked, retrieved: Retrieved, generat
 
 
 def judged_headline(run: RunContext, retrieved: Retrieved, compared: Compared,
-                    answers: AnswerFailures) -> tuple[list[str], list[str]]:
+                    answers: AnswerFailures, stages: StageFailures | None = None) -> tuple[list[str], list[str]]:
     """The headline's warnings and each set's figures; the overall recommendation is made again
     without the sets that cannot judge (:func:`rag.results.headline.cannot_judge`). A derived sample
     set has its base set's provenance and leak share."""
@@ -127,7 +130,7 @@ def judged_headline(run: RunContext, retrieved: Retrieved, compared: Compared,
     if unjudged and primary is not None:  # the overall rule reads only the sets that can judge
         comparison.recommendation = recommend(comparison.table, comparison.pairwise, primary,
                                               compared.settings.alpha, unjudged)
-    warnings = [run.redactor.text(line) for line in headline(answers, unjudged)]
+    warnings = [run.redactor.text(line) for line in headline(answers, unjudged, stages)]
     return warnings, figure_lines(comparison.table, primary, figures)
 
 

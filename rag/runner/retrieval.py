@@ -19,6 +19,8 @@ only, and the cost :meth:`RetrievalStage.rankings` returns (``search_ms``, and t
 is that step plus its inputs' costs on the same question, recursively; a dense
 retriever's is its query embedding plus its search (an embedding already in the embedding store is
 read, not computed, so a run after one that embedded the same questions measures the search alone).
+A ranking whose stage failed (:class:`rag.types.Ranking`'s ``failed``) is returned but never cached,
+and a fusion or rerank whose input failed on a question fails there too, without searching it.
 A retriever that uses another's model rather than its rankings (``milvus_hybrid`` reads its dense
 retriever's vectors and query embeddings) runs its own search, and its time is its own.
 """
@@ -61,6 +63,7 @@ class CachedRanking:
     search_ms: float
     llm_calls: int = 0
     llm_tokens: int = 0
+    failed: str = ""  # a stage failed for the question (rag.types.Ranking.failed; never cached)
 
 
 class RetrievalCache:
@@ -90,7 +93,8 @@ class RetrievalCache:
         return list(dict.fromkeys(q for q in queries if q not in self.entries))
 
     def save(self) -> None:
-        atomic_write_json(self.path, {q: vars(entry) for q, entry in self.entries.items()}, indent=None)
+        atomic_write_json(self.path, {q: {k: v for k, v in vars(entry).items() if k != "failed"}
+                                      for q, entry in self.entries.items()}, indent=None)
 
 
 def sound(entry: CachedRanking, chunk_ids: Collection[str]) -> bool:
@@ -100,7 +104,7 @@ def sound(entry: CachedRanking, chunk_ids: Collection[str]) -> bool:
             and all(isinstance(i, str) and i in chunk_ids for i in ids)
             and all(isinstance(s, (int, float)) and math.isfinite(s) for s in scores)
             and isinstance(entry.search_ms, (int, float))
-            and isinstance(entry.llm_calls, int) and isinstance(entry.llm_tokens, int))
+            and isinstance(entry.llm_calls, int) and isinstance(entry.llm_tokens, int) and entry.failed == "")
 
 
 def spec_fingerprint(config: RunConfig, name: str) -> dict:
@@ -152,7 +156,13 @@ class RetrievalStage:
         inputs = ({dep: self.rankings(dep, queries, spec.params.input_depth(depth)) for dep in spec.params.requires()}
                   if isinstance(spec.params, ServedInputsParams) else {})
         cache = RetrievalCache(self._cache_path(name, depth=depth), self.chunk_ids)
-        missing = cache.missing(queries)
+        failed: dict[str, CachedRanking] = {}  # a failed stage is never cached: the next run tries again
+        for query in queries:  # an input's failed stage fails this method too: nothing to fuse or rerank
+            reason = next((f"input {dep}: {served[query].failed}" for dep, served in inputs.items()
+                           if served[query].failed), "")
+            if reason:
+                failed[query] = CachedRanking([], [], 0.0, failed=reason)
+        missing = [query for query in cache.missing(queries) if query not in failed]
         if missing:
             retriever = self._indexed(name)
             if inputs:
@@ -167,15 +177,17 @@ class RetrievalStage:
                         found = retriever.search(batch, depth)
                         per_query_ms = (time.perf_counter() - began) * 1000.0 / len(batch)
                         for query, ranking in zip(batch, found, strict=True):
-                            cache.entries[query] = CachedRanking(
-                                list(ranking.chunk_ids), [float(s) for s in ranking.scores], per_query_ms,
-                                ranking.llm_calls, ranking.llm_tokens,
-                            )
+                            entry = CachedRanking(list(ranking.chunk_ids), [float(s) for s in ranking.scores],
+                                                  per_query_ms, ranking.llm_calls, ranking.llm_tokens, ranking.failed)
+                            if entry.failed:
+                                failed[query] = replace(entry, chunk_ids=[], scores=[])
+                            else:
+                                cache.entries[query] = entry
                         bar.update(len(batch))
                 finally:
                     bar.close()
                     cache.save()
-        return {query: with_inputs(cache.entries[query], [served[query] for served in inputs.values()])
+        return {query: with_inputs(failed.get(query) or cache.entries[query], [served[query] for served in inputs.values()])
                 for query in queries}
 
     def hnsw_fidelity(self, name: str, queries: Sequence[str], sample_size: int = FIDELITY_SAMPLE) -> dict | None:

@@ -52,6 +52,8 @@ def build_per_query(
                 scores.loc[:, :] = float("nan")
             for q in questions:
                 ranking = rankings[method][set_name][q.qid]
+                if ranking.failed:  # a failed stage ranks nothing: its scores are not 0 but withheld
+                    scores.loc[q.qid, :] = float("nan")
                 rows.append({
                     schema.QUESTION_SET: set_name, schema.METHOD: method, schema.QID: q.qid, schema.QTYPE: q.qtype,
                     schema.QUESTION: q.text,
@@ -60,6 +62,7 @@ def build_per_query(
                     schema.RETRIEVAL_MS: ranking.search_ms,
                     schema.LLM_CALLS: ranking.llm_calls,
                     schema.LLM_TOKENS: ranking.llm_tokens,
+                    schema.STAGE_ERROR: redactor.text(ranking.failed),
                     schema.REFERENCE: " | ".join(q.answers),
                     **answer_fields(generations.get(request_key(method, base, q.qid)), q, q.qid in asked[base],
                                     config.evaluation.answer_normalization, redactor),

@@ -18,7 +18,8 @@ from rag.generation.judge import agreement, agreement_line, judge_generator_conf
 from rag.generation.sizing import size_generator
 from rag.results import schema
 from rag.results.comparison import StatisticsSettings
-from rag.results.headline import distinct_answers
+from rag.errors import BenchError
+from rag.results.headline import StageFailures, distinct_answers
 from rag.results.recommendation import default_primary
 from rag.results.validity import agreement_rows, run_validity
 from rag.services import StageServices
@@ -168,6 +169,9 @@ def statistics_stage(run: RunContext, chunked: Chunked, evaluated: Evaluated) ->
     """The comparison (cached: :mod:`rag.runner.statistics_cache`) and the validity of the made
     question sets against the given ones (the run's own sets)."""
     config = chunked.config
+    stages = StageFailures.of(evaluated.per_query)
+    if stages.by_method_set and bool(stages.withheld(evaluated.per_query).all()):
+        raise BenchError(f"no result stands: every method is withheld on every set; {stages.line()}")
     with run.timer.stage("statistics"):
         settings = StatisticsSettings(
             confidence=config.evaluation.confidence, n_resamples=config.evaluation.n_resamples,

@@ -17,7 +17,13 @@ ways (for embeddings the marker goes in the first input text, for rerank in the 
   ``slow_s``), for load tests.
 
 A scripted reply: ``[[reply:"Question: Who?\\nAnswer: x"]]`` in the prompt (a JSON string literal)
-makes that text the answer instead of the hash form, for testing how replies are parsed.
+makes that text the answer instead of the hash form, for testing how replies are parsed. Scripted
+values written raw into the answer's JSON, so a test can send what no JSON encoder writes (NaN,
+Infinity, an integer of 400 digits): ``[[logprobs:[{"token": "yes", "logprob": NaN}]:logprobs]]``
+in a chat prompt is the first answer token's ``top_logprobs`` list (none without it);
+``[[results:[{"index": 0, "relevance_score": 1e39}]:results]]`` in a rerank query is the answer's
+``results``; ``[[pad:N]]`` adds N characters to the answer (a chat reply's text, a rerank answer's
+``pad`` field), for testing size caps.
 
 Fault kinds (:data:`FAULTS`): ``ok``, ``error_500``, ``error_503``, ``rate_limit_429`` (with
 ``Retry-After``), ``malformed_json``, ``empty_choices``, ``empty_content``, ``slow`` (answers after
@@ -68,6 +74,16 @@ FAULTS = (
 )
 FAULT_MARKER = re.compile(r"\[\[faults:([a-z0-9_,]+)\]\]")
 REPLY_MARKER = re.compile(r'\[\[reply:("(?:[^"\\]|\\.)*")\]\]')
+LOGPROBS_MARKER = re.compile(r"\[\[logprobs:(.*?):logprobs\]\]", re.S)
+RESULTS_MARKER = re.compile(r"\[\[results:(.*?):results\]\]", re.S)
+PAD_MARKER = re.compile(r"\[\[pad:(\d+)\]\]")
+_RAW = "__stand_in_raw__"
+
+
+def with_raw(payload: dict, raw: str | None) -> bytes:
+    """``payload`` as JSON with the string :data:`_RAW` replaced by the raw JSON text ``raw``."""
+    body = json.dumps(payload)
+    return (body.replace(json.dumps(_RAW), raw, 1) if raw is not None else body).encode()
 
 
 @dataclass
@@ -84,6 +100,7 @@ class StandInSettings:
     fault: str = ""
     echo_pad: int = 0
     embedding_model: str = "all-MiniLM-L6-v2"
+    rerank_results: str = ""  # raw JSON results of every rerank answer without a results marker (the preflight's too)
 
 
 @dataclass
@@ -214,9 +231,15 @@ class _Handler(BaseHTTPRequestHandler):
         scores = [overlap_score(query, document) for document in documents]
         order = sorted(range(len(documents)), key=lambda i: -scores[i])[: request.get("top_n") or len(documents)]
         tokens = len(query.split()) + sum(len(document.split()) for document in documents)
-        self._send_json(200, {"model": request.get("model", owner.settings.model),
-                              "results": [{"index": i, "relevance_score": scores[i]} for i in order],
-                              "usage": {"total_tokens": tokens}})
+        scripted = RESULTS_MARKER.search(query)
+        raw = scripted.group(1) if scripted else owner.settings.rerank_results or None
+        pad = PAD_MARKER.search(query)
+        payload = {"model": request.get("model", owner.settings.model),
+                   "results": _RAW if raw else [{"index": i, "relevance_score": scores[i]} for i in order],
+                   "usage": {"total_tokens": tokens}}
+        if pad:
+            payload["pad"] = "x" * int(pad.group(1))
+        self._send_json(200, with_raw(payload, raw))
 
     def _respond(self, fault: str, request: dict, user_text: str) -> None:
         settings = self.server.owner.settings
@@ -260,17 +283,23 @@ class _Handler(BaseHTTPRequestHandler):
                   else "stand-in answer " + hashlib.sha256(user_text.encode()).hexdigest()[:16])
         if settings.echo_auth:
             answer += f" (you sent {self.headers.get('Authorization', 'no Authorization header')})"
+        if pad := PAD_MARKER.search(user_text):
+            answer += "x" * int(pad.group(1))
+        logprobs = LOGPROBS_MARKER.search(user_text)
         choices = [] if fault == "empty_choices" else [{
             "index": 0,
             "message": {"role": "assistant", "content": "" if fault == "empty_content" else answer},
             "finish_reason": "stop",
+            **({"logprobs": _RAW} if logprobs else {}),
         }]
         prompt_tokens = sum(len(m["content"].split()) for m in request["messages"])
-        self._send_json(200, {
+        raw = ('{"content": [{"token": "x", "logprob": -0.1, "top_logprobs": ' + logprobs.group(1) + "}]}"
+               if logprobs and choices else None)
+        self._send_json(200, with_raw({
             "id": "chatcmpl-stand-in", "object": "chat.completion", "created": 0,
             "model": request.get("model", settings.model), "choices": choices,
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 4, "total_tokens": prompt_tokens + 4},
-        })
+        }, raw))
 
 
 class _Server(ThreadingHTTPServer):

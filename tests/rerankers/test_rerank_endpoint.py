@@ -140,3 +140,42 @@ def test_bad_settings_are_one_line_naming_the_key(params, key, says):
     with pytest.raises(ConfigError) as caught:
         build_retriever("rr", "rerank", params)
     assert caught.value.key == key and says in str(caught.value) and "\n" not in str(caught.value)
+
+
+# issue 44: scores beyond float32 (1e39 became inf: a ValueError in count_ties_crossing), scores that
+# differ only below float32's resolution (all became 0.0: the input's order stood under the rerank's
+# name) and a JSON integer of 400 digits (OverflowError) each gave a traceback or a stand-in ranking
+@pytest.mark.parametrize("results, says", [
+    ('[{"index": 0, "relevance_score": 1e39}, {"index": 1, "relevance_score": 0.5}]',
+     "endpoint reranker: a score is not a finite number within float32's range"),
+    ('[{"index": 0, "relevance_score": 1e-50}, {"index": 1, "relevance_score": 2e-50}]',
+     "endpoint reranker: the 2 scores differ only below float32's resolution (all round to 0.0)"),
+])
+def test_scores_that_cannot_order_the_candidates_fail_the_questions_stage(stand_in, results, says):
+    query = f"ice [[results:{results}:results]]"
+    served = {query: CachedRanking(["a", "b"], [2.0, 1.0], 0.0), "ice ash": CachedRanking(["a", "b"], [2.0, 1.0], 0.0)}
+    failed, fine = reranked(stand_in.base_url, {"a": "ice", "b": "ice ash"}, served, [query, "ice ash"], k=5)
+    assert failed.chunk_ids == [] and failed.failed.startswith(says) and failed.llm_calls == 1
+    assert fine.chunk_ids == ["b", "a"] and not fine.failed
+
+
+def test_an_integer_of_400_digits_is_one_line_in_a_question_and_in_the_preflight():
+    huge = "9" * 400
+    query = f'ice [[results:[{{"index": 0, "relevance_score": {huge}}}]:results]]'
+    with StandInServer(StandInSettings(retry_after="0")) as server:
+        with pytest.raises(BenchError) as caught:
+            reranked(server.base_url, {"a": "ice"}, {query: CachedRanking(["a"], [1.0], 0.0)}, [query], k=5, max_retries=0)
+        assert "malformed_response: a result is not {index, relevance_score}" in str(caught.value)
+        assert "\n" not in str(caught.value)
+        server.settings.rerank_results = f'[{{"index": 0, "relevance_score": {huge}}}]'
+        with pytest.raises(BenchError) as caught:
+            reranked(server.base_url, {"a": "ice"}, {"ice": CachedRanking(["a"], [1.0], 0.0)}, ["ice"], k=5)
+        assert "did not answer in the /rerank shape" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_answer_over_its_size_cap_stops_reading_with_one_line_naming_the_cap(stand_in):
+    query = "ice [[pad:2000000]]"  # 2 MB of padding in the answer
+    with pytest.raises(BenchError) as caught:
+        reranked(stand_in.base_url, {"a": "ice"}, {query: CachedRanking(["a"], [1.0], 0.0)}, [query], k=5)
+    assert "response_too_large: the /rerank answer exceeds the cap of 1,048,582 bytes for 1 documents" in str(caught.value)
+    assert "gave up after 1 attempt(s)" in str(caught.value) and "\n" not in str(caught.value)

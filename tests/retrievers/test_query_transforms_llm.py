@@ -94,6 +94,18 @@ def test_paraphrases_are_the_replys_lines_without_markers_repeats_or_the_questio
     assert paraphrases("", "q", 3) == []
 
 
+# issue 44: a reply with no usable line gave the plain retriever's list under the method's name
+@pytest.mark.parametrize("text", ["1.\n2.\n-", "1. capital of Japan\n2. Capital of JAPAN?\n-  capital  of japan ."])
+def test_a_reply_without_a_usable_line_fails_that_questions_stage(stand_in, make_chunks, tmp_path, text):
+    question = "capital of Japan"
+    retriever = bm25(make_chunks, tmp_path, {"type": "multi_query", "user_prompt": reply(text) + " {question}"},
+                     name="mq_empty")
+    retriever.use(services(stand_in, tmp_path))
+    [ranking] = retriever.search([question], k=7)
+    assert ranking.chunk_ids == [] and ranking.failed.startswith("multi_query: the reply holds no usable line")
+    assert ranking.llm_calls == 1
+
+
 def test_a_failed_generation_stops_the_search_naming_the_method(stand_in, make_chunks, tmp_path):
     question = "capital of Japan [[faults:error_500]]"
     retriever = bm25(make_chunks, tmp_path, {"type": "multi_query"}, name="mq_fail")

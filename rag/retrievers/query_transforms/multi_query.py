@@ -8,8 +8,9 @@ into lines (LangChain's ``LineListOutputParser``), each stripped of a leading li
 and the first ``n`` kept. q and each paraphrase are searched by the retriever to depth k, and the
 lists are fused with the project's RRF (:func:`rag.retrievers.fusion.rrf_scores`, weights 1,
 constant ``rrf_k`` = 60, and the fusion tie rule), where LangChain takes the unique union of the
-documents instead. A failed generation, or a reply with no usable line, leaves q's own list alone:
-the plain retriever's ranking.
+documents instead. A reply with no usable line (``1.\n2.\n-``, or q echoed) is a failed stage for
+q (:data:`NO_USABLE_LINE`): no ranking, and the method's results on q's set withheld
+(docs/evaluation.md, "Failed stages"), never the plain retriever's ranking under this method's name.
 
 Cost: one request per question of at most ``max_tokens`` (96) tokens, then 1 + n searches.
 """
@@ -27,18 +28,27 @@ from rag.retrievers.fusion import fused_ranking, rrf_scores
 from rag.types import Ranking
 
 _LIST_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
+_WORD = re.compile(r"\w+")
+#: Why a question's stage failed when its reply holds no usable line (Ranking.failed).
+NO_USABLE_LINE = "multi_query: the reply holds no usable line (each is empty, a list marker or the question itself)"
 
 
 def paraphrases(reply: str, question: str, n: int) -> list[str]:
     """The usable lines of a reply (module docstring), at most ``n``."""
-    seen = {question.strip().casefold()}
+    seen = {_words(question)}
     found = []
     for line in reply.splitlines():
         text = _LIST_MARKER.sub("", line).strip()
-        if text and text.casefold() not in seen:
-            seen.add(text.casefold())
+        if _words(text) and _words(text) not in seen:
+            seen.add(_words(text))
             found.append(text)
     return found[:n]
+
+
+def _words(text: str) -> str:
+    """``text``'s words, case-folded, one space apart: a line that differs from the question (or from
+    another line) only in case, punctuation or spacing is the same line."""
+    return " ".join(_WORD.findall(text.casefold()))
 
 
 @QUERY_TRANSFORMS.register("multi_query")
@@ -59,6 +69,9 @@ class MultiQuery(QueryTransform):
         for group, calls, tokens in zip(groups, replies.calls, replies.tokens):
             lists = searched[start : start + len(group)]
             start += len(group)
+            if len(group) == 1:  # no paraphrase: the plain retriever's list is not this method's
+                fused.append(Ranking([], [], calls, tokens, failed=NO_USABLE_LINE))
+                continue
             ranking = fused_ranking(lists, rrf_scores(lists, [1.0] * len(lists), self.params.rrf_k), k)
             fused.append(replace(ranking, llm_calls=calls, llm_tokens=tokens))
         return fused
