@@ -12,8 +12,10 @@
   warm run does not even build the indexes.
 
 Costs add up: a method's cost per question is everything it runs. A fusion's or a rerank's inputs are
-served to it from their own retrieval (searched and timed there, at the depth it asks of them: a
-fusion's ``depth``, default the run's; a rerank's ``depth``), so its measured time is its own step
+served to it from their own retrieval (searched and timed there, as the run ranks and reports them:
+to the run's depth, the lists of their ``.trec`` files), cut to the depth it asks of them (a fusion's
+``depth``, default the run's; a rerank's ``depth``): a rerank of rrf's top 10 reorders exactly rrf's
+reported top 10, never rrf recomputed from its inputs' top 10. So its measured time is its own step
 only, and the cost :meth:`RetrievalStage.rankings` returns (``search_ms``, and the LLM or endpoint
 ``llm_calls`` and ``llm_tokens`` a query transform or reranker reports in its :class:`rag.types.Ranking`)
 is that step plus its inputs' costs on the same question, recursively; a dense
@@ -153,7 +155,9 @@ class RetrievalStage:
         the cache), each with its whole cost per question in ``search_ms`` (the module docstring)."""
         depth = depth or self.config.depth
         spec = self.config.retriever(name)
-        inputs = ({dep: self.rankings(dep, queries, spec.params.input_depth(depth)) for dep in spec.params.requires()}
+        # an input is served as the run ranks and reports it (its own list, to the run's depth), cut to what
+        # the method asks: never recomputed at the method's depth, so a rerank of rrf's top 10 is rrf's top 10
+        inputs = ({dep: self.rankings(dep, queries) for dep in spec.params.requires()}
                   if isinstance(spec.params, ServedInputsParams) else {})
         cache = RetrievalCache(self._cache_path(name, depth=depth), self.chunk_ids)
         failed: dict[str, CachedRanking] = {}  # a failed stage is never cached: the next run tries again
