@@ -28,7 +28,7 @@ from rag.results.csv_files import read_csv
 from rag.results.headline import AnswerFailures
 
 log = logging.getLogger(__name__)
-NON_METRIC_COLUMNS = {*schema.STATISTICS_INPUTS, schema.ATTEMPTS, schema.CHUNKS_USED}
+NON_METRIC_COLUMNS = {*schema.STATISTICS_INPUTS, schema.ATTEMPTS, schema.CHUNKS_USED, schema.RETRIEVAL_MS_NOISE}
 
 
 def read_run(run_dir: Path) -> tuple[pd.DataFrame, dict]:

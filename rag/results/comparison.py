@@ -25,9 +25,10 @@ The recommendation (:mod:`rag.results.recommendation`) reads the tests of the pr
 
 Costs per set x method (:func:`_costs`): questions, answered and failed answers, ``retrieval_ms_per_query``
 (the method's whole retrieval time per question, its inputs' and its LLM calls' included: the cost
-the recommendation's cheapest rule reads), ``llm_calls_per_query`` and ``llm_tokens_per_query`` (the
-LLM or endpoint requests inside that time, and their tokens, shown beside it: a method that calls a
-remote endpoint pays in money what its milliseconds may not show), generation seconds and tokens.
+the recommendation's cheapest rule reads, with ``retrieval_ms_noise``, its timing noise),
+``llm_calls_per_query`` and ``llm_tokens_per_query`` (the LLM or endpoint requests inside that time,
+and their tokens, shown beside it: a method that calls a remote endpoint pays in money what its
+milliseconds may not show), generation seconds and tokens.
 """
 
 from __future__ import annotations
@@ -195,6 +196,8 @@ def _costs(question_set: str, method: str, scores: pd.DataFrame) -> dict[str, An
         "answered": int((status == schema.ANSWERED).sum()),
         "failures": int((status == schema.FAILED).sum()),
         "retrieval_ms_per_query": float(scores[schema.RETRIEVAL_MS].mean()),
+        "retrieval_ms_noise": float(scores[schema.RETRIEVAL_MS_NOISE].mean()) if schema.RETRIEVAL_MS_NOISE in scores
+        else math.nan,
         "llm_calls_per_query": _mean_or_zero(scores, schema.LLM_CALLS),
         "llm_tokens_per_query": _mean_or_zero(scores, schema.LLM_TOKENS),
         "generation_s_per_question": float(generated[schema.GENERATION_S].mean()) if len(generated) else math.nan,

@@ -141,9 +141,13 @@ def _overall(r: Recommendation, n: int, m: str | None) -> str:
         return (f"Use {m}: best on {r.primary} in {r.best_in[m]} of {n} sets, significantly better than every other "
                 f"method in {r.wins[m]}, never significantly worse than the best; {cost}.")
     if r.outcome == NO_WINNER:
-        return (f"No winner on {r.primary}: {', '.join(r.eligible)} are never significantly worse than the best "
-                f"and none beats every other method in any set; use the cheapest, {m} "
-                f"({_ms(r.ms_per_query[m])} per question).")
+        head = (f"No winner on {r.primary}: {', '.join(r.eligible)} are never significantly worse than the best "
+                "and none beats every other method in any set; ")
+        if r.by_cost:
+            return head + (f"use the cheapest, {m} ({_ms(r.ms_per_query[m])} per question, cheaper than the others "
+                           "beyond their timing noise).")
+        return head + (f"their costs are within timing noise of each other, so none is chosen on cost; best mean "
+                       f"in the most sets: {m} ({_costs(r.eligible, r.ms_per_query, r.ms_noise)}).")
     return (f"No single method on {r.primary}: none is in the top group of every set; use each set's method "
             "below.")
 
@@ -161,9 +165,20 @@ def set_line(s: SetRecommendation, verdict: pd.Series | dict | None, corrected: 
     if s.outcome == WINNER:
         return (f"{head}use {s.method} ({number(s.best_mean)}),{margin}, significantly better than "
                 f"{'the other method' if others == 1 else f'all {others} others'}{power}")
-    cheapest = f"the cheapest is {s.method} ({_ms(s.method_ms_per_query)})"
+    if s.by_cost:
+        cost = f"the cheapest beyond timing noise is {s.method} ({_ms(s.method_ms_per_query)})"
+    else:
+        ms = {s.method: s.method_ms_per_query, **{v.method: v.ms_per_query for v in s.versus}}  # method: the best
+        noise = {s.method: s.method_ms_noise, **{v.method: v.ms_noise for v in s.versus}}
+        cost = f"costs within timing noise ({_costs(s.top_group, ms, noise)})"
     return (f"{head}no winner: {', '.join(s.top_group)} not separable ({s.best} {number(s.best_mean)}{margin}); "
-            f"{cheapest}{power}")
+            f"{cost}{power}")
+
+
+def _costs(methods: list[str], ms: dict[str, float], noise: dict[str, float]) -> str:
+    """``dense 10.7 ± 2.1 ms, bm25 0.3 ms``: each method's cost per question and its noise when known."""
+    return ", ".join(f"{m} {_ms(ms.get(m, math.nan))}" + (
+        "" if math.isnan(noise.get(m, math.nan)) else f" (noise {noise[m]:.1f})") for m in methods)
 
 
 def recommendation_lines(comparison: Comparison, width: int = TERMINAL_WIDTH) -> list[str]:

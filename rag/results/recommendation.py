@@ -9,16 +9,26 @@ Per question set, among the methods with a defined primary metric (answer-only b
    (not significant and never could be at this n: smallest attainable adjusted p >= alpha);
 3. the *top group* is the best and every method it does not beat significantly;
 4. outcome ``winner`` when the top group is the best alone ("use it"); otherwise ``no winner``:
-   the data cannot separate the top group, and the cheapest of it (``retrieval_ms_per_query``: the
-   whole retrieval cost per question, a fusion's inputs, a query transform's and a reranker's LLM
-   calls included) is named, since nothing measured speaks for paying more. The LLM calls and tokens
-   inside that time are shown beside it (``llm_calls_per_query``), not added to it a second time.
+   the data cannot separate the top group, and its cheapest member is named when it is *cheaper
+   beyond noise* than every other member (since nothing measured speaks for paying more); when it is
+   not, no member is chosen on cost: the group is named with its best mean (``by_cost`` False,
+   ``method`` the best). The cost is ``retrieval_ms_per_query`` (the whole retrieval cost per
+   question, a fusion's inputs, a query transform's and a reranker's LLM calls included; the LLM
+   calls and tokens inside that time are shown beside it, ``llm_calls_per_query``, not added to it
+   a second time).
+
+Cheaper beyond noise: cost a is below cost b by more than ``noise(a) + noise(b)``, where a method's
+noise (``retrieval_ms_noise``) is the spread (max - min) of its per-question time over the run's own
+pass and repeated timing passes on a sample of the questions (:mod:`rag.runner.costs`). An unknown
+noise (NaN: an LLM-backed method, a table written before it was measured) or cost separates nothing.
 
 Overall: a method is *eligible* when it is in the top group of every set (never significantly worse
 than the best). Among the eligible, the recommended one wins the most sets outright, then has the
-best mean in the most sets, then is the cheapest. Outcomes: ``winner`` when it wins at least one
-set; ``no winner`` when no eligible method wins any set (the cheapest eligible one is named);
-``per set`` when no method is eligible (each set's own recommendation stands).
+best mean in the most sets, then is cheaper beyond noise than every other one so tied (else config
+order). Outcomes: ``winner`` when it wins at least one set; ``no winner`` when no eligible method
+wins any set (the eligible method cheaper beyond noise than every other eligible one is named, else
+the one with the best mean in the most sets, ``by_cost`` False); ``per set`` when no method is
+eligible (each set's own recommendation stands).
 
 Sets whose questions cannot judge (``unjudged``: every method at the ceiling, too few questions, leak
 or lexical bias above the limits of :mod:`rag.results.headline`) keep their own line but are left out
@@ -36,6 +46,8 @@ import pandas as pd
 
 WINNER, NO_WINNER, PER_SET, CANNOT_JUDGE = "winner", "no winner", "per set", "cannot judge"
 BETTER, TIED, UNDERPOWERED = "better", "tied", "underpowered"
+#: The comparison table's column with each method's cost noise in ms per question (module docstring).
+NOISE = "retrieval_ms_noise"
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,7 @@ class Versus:
     mdd: float
     mean: float
     ms_per_query: float
+    ms_noise: float = math.nan  # the method's cost noise (module docstring); NaN: unknown
 
 
 @dataclass(frozen=True)
@@ -58,12 +71,14 @@ class SetRecommendation:
     question_set: str
     questions: int
     outcome: str  # WINNER or NO_WINNER
-    method: str  # the method to use (the winner, or the cheapest of the top group)
+    method: str  # the winner; with no winner the top group's cheapest beyond noise, else its best
     method_ms_per_query: float
     best: str
     best_mean: float
     top_group: list[str]
     versus: list[Versus]
+    by_cost: bool = False  # no winner, and ``method`` is cheaper beyond noise than the rest of the group
+    method_ms_noise: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -78,6 +93,8 @@ class Recommendation:
     eligible: list[str] = field(default_factory=list)  # in the top group of every set
     ms_per_query: dict[str, float] = field(default_factory=dict)  # mean over sets
     unjudged: list[str] = field(default_factory=list)  # sets left out of the overall rule
+    ms_noise: dict[str, float] = field(default_factory=dict)  # mean over sets; NaN: unknown
+    by_cost: bool = False  # cost decided ``method`` (beyond noise) among otherwise tied eligible methods
 
     @property
     def judged_sets(self) -> list[SetRecommendation]:
@@ -91,12 +108,15 @@ class Recommendation:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Recommendation":
         """The inverse of :meth:`as_dict` (None -> NaN), e.g. from a run's comparison.json."""
-        sets = [SetRecommendation(**{**_nan(s, ("method_ms_per_query", "best_mean")),
+        sets = [SetRecommendation(**{"by_cost": s["outcome"] == NO_WINNER,  # before noise: always by cost
+                                     **_nan(s, ("method_ms_per_query", "best_mean", "method_ms_noise")),
                                      "versus": [Versus(**_nan(v, ("margin", "p_adjusted", "smallest_p_adjusted", "mdd",
-                                                                  "mean", "ms_per_query"))) for v in s["versus"]]})
+                                                                  "mean", "ms_per_query", "ms_noise")))
+                                                for v in s["versus"]]})
                 for s in data["sets"]]
-        return cls(**{**data, "sets": sets, "ms_per_query": {k: math.nan if v is None else v
-                                                             for k, v in data["ms_per_query"].items()}})
+        floats = {key: {k: math.nan if v is None else v for k, v in data.get(key, {}).items()}
+                  for key in ("ms_per_query", "ms_noise")}
+        return cls(**{"by_cost": data["outcome"] == NO_WINNER, **data, "sets": sets, **floats})
 
 
 def _nan(data: dict[str, Any], floats: Sequence[str]) -> dict[str, Any]:
@@ -124,7 +144,18 @@ def _versus(best: pd.Series, other: pd.Series, tests: pd.DataFrame, primary: str
         state = UNDERPOWERED if bool(row.get("underpowered", False)) else TIED
     return Versus(str(other["method"]), state, margin, float(row["p_adjusted"]), int(row["n_pairs"]),
                   float(row.get("smallest_p_adjusted", math.nan)), float(row.get("mdd", math.nan)),
-                  float(other[primary]), float(other["retrieval_ms_per_query"]))
+                  float(other[primary]), float(other["retrieval_ms_per_query"]), _noise_of(other))
+
+
+def _noise_of(row: pd.Series) -> float:
+    return float(row.get(NOISE, math.nan))
+
+
+def cheaper_beyond_noise(method: str, others: Collection[str], ms: dict[str, float], noise: dict[str, float]) -> bool:
+    """True when ``method``'s cost is below every other's by more than the two costs' noise summed
+    (the module docstring); a NaN cost or noise separates nothing."""
+    return all(all(math.isfinite(x) for x in (ms[method], noise[method], ms[o], noise[o]))
+               and ms[o] - ms[method] > noise[method] + noise[o] for o in others if o != method)
 
 
 def recommend_set(table: pd.DataFrame, pairwise: pd.DataFrame, question_set: str, primary: str) -> SetRecommendation | None:
@@ -137,13 +168,18 @@ def recommend_set(table: pd.DataFrame, pairwise: pd.DataFrame, question_set: str
     tests = pairwise[(pairwise["question_set"] == question_set) & (pairwise["metric"] == primary)]
     versus = [_versus(best, other, tests, primary) for _, other in ranked.iloc[1:].iterrows()]
     top = [str(best["method"])] + [v.method for v in versus if v.state != BETTER]
-    cost = dict(zip(part["method"], part["retrieval_ms_per_query"]))
+    cost = {str(m): float(v) for m, v in zip(part["method"], part["retrieval_ms_per_query"])}
+    noise = (dict(zip(map(str, part["method"]), part[NOISE].astype(float))) if NOISE in part
+             else {str(m): math.nan for m in part["method"]})
+    by_cost = False
     if len(top) == 1:
         outcome, method = WINNER, top[0]
     else:
         outcome, method = NO_WINNER, min(top, key=lambda m: (_cost(cost[m]), top.index(m)))
+        by_cost = cheaper_beyond_noise(method, top, cost, noise)
+        method = method if by_cost else top[0]
     return SetRecommendation(question_set, int(best["questions"]), outcome, method, float(cost[method]), str(best["method"]),
-                             float(best[primary]), top, versus)
+                             float(best[primary]), top, versus, by_cost, noise[method])
 
 
 def _cost(ms: float) -> float:
@@ -164,21 +200,26 @@ def recommend(table: pd.DataFrame, pairwise: pd.DataFrame, primary: str, alpha: 
     candidates = list(dict.fromkeys(m for r in all_sets for m in [r.best, *(v.method for v in r.versus)]))
     rows = table[table["method"].isin(candidates)]
     ms = {m: float(rows.loc[rows["method"] == m, "retrieval_ms_per_query"].mean()) for m in candidates}
+    noise = {m: float(rows.loc[rows["method"] == m, NOISE].mean()) if NOISE in rows else math.nan for m in candidates}
     if not sets:
-        return Recommendation(primary, alpha, CANNOT_JUDGE, None, all_sets, ms_per_query=ms, unjudged=left_out)
+        return Recommendation(primary, alpha, CANNOT_JUDGE, None, all_sets, ms_per_query=ms, unjudged=left_out,
+                              ms_noise=noise)
     wins = {m: sum(r.outcome == WINNER and r.method == m for r in sets) for m in candidates}
     best_in = {m: sum(r.best == m for r in sets) for m in candidates}
     eligible = [m for m in candidates if all(m in r.top_group for r in sets)]
+    by_cost = False
     if not eligible:
         outcome, method = PER_SET, None
     else:
-        method = min(eligible, key=lambda m: (-wins[m], -best_in[m], _cost(ms[m]), candidates.index(m)))
-        if wins[method] == 0:
-            method = min(eligible, key=lambda m: (_cost(ms[m]), candidates.index(m)))
-            outcome = NO_WINNER
-        else:
-            outcome = WINNER
-    return Recommendation(primary, alpha, outcome, method, all_sets, wins, best_in, eligible, ms, left_out)
+        leading = min((-wins[m], -best_in[m]) for m in eligible)
+        tied = [m for m in eligible if (-wins[m], -best_in[m]) == leading]
+        outcome = WINNER if wins[tied[0]] > 0 else NO_WINNER
+        pool = tied if outcome == WINNER else eligible  # no winner: cost first, then the most best means
+        cheapest = min(pool, key=lambda m: (_cost(ms[m]), candidates.index(m)))
+        by_cost = len(pool) > 1 and cheaper_beyond_noise(cheapest, pool, ms, noise)
+        method = cheapest if by_cost else tied[0]
+    return Recommendation(primary, alpha, outcome, method, all_sets, wins, best_in, eligible, ms, left_out, noise,
+                          by_cost)
 
 
 def default_primary(metrics: Sequence[str], top_k: int | None = None) -> str | None:

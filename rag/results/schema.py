@@ -17,6 +17,9 @@ CHUNKS_USED = "chunks_used"  # chunks that fitted the prompt
 #: LLM or model-endpoint requests a method's retrieval sent for the question (query transforms,
 #: rerankers; its inputs' included) and their prompt + completion tokens: rag.types.Ranking.
 LLM_CALLS, LLM_TOKENS = "llm_calls", "llm_tokens"
+#: The timing noise of the method's ``retrieval_ms`` (ms; the same for all its questions; NaN: not
+#: measured): rag/runner/costs.py. The recommendation's cost tie-break reads it.
+RETRIEVAL_MS_NOISE = "retrieval_ms_noise"
 #: Why a stage of the method (a query transform, a reranker) gave nothing usable for the question
 #: ("" when it did): the row's metrics are NaN and the method's results on the set are withheld
 #: (rag.results.headline.StageFailures).

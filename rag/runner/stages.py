@@ -7,6 +7,7 @@ and hands a typed output (:mod:`rag.runner.state`) to the next; :func:`run_stage
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import replace
 
 from evaluation import ANSWER_METRICS
@@ -24,6 +25,7 @@ from rag.results.recommendation import default_primary
 from rag.results.validity import agreement_rows, run_validity
 from rag.services import StageServices
 from rag.runner.answers import answered_questions, generate_answers
+from rag.runner.costs import cost_noise
 from rag.runner.contexts import answer_in_context_columns, baseline_rankings, closed_book_methods, generation_requests
 from rag.runner.generation_stats import GenerationCounts
 from rag.runner.report import report_stage
@@ -75,9 +77,10 @@ def stage_services(run: RunContext) -> StageServices:
 
 def retrieve_stage(run: RunContext, chunked: Chunked) -> Retrieved:
     """Every method's ranking of every question of the sets it runs on (:mod:`rag.runner.sample`:
-    LLM-backed methods on the sample only; a derived set reuses its base set's rankings), and each
+    LLM-backed methods on the sample only; a derived set reuses its base set's rankings), each
     HNSW retriever's fidelity to exact search and each int8 retriever's to float32 (not an LLM-backed
-    one's: its 200-question sample would send that many more questions to the LLM)."""
+    one's: its 200-question sample would send that many more questions to the LLM), and each method's
+    timing noise (:mod:`rag.runner.costs`)."""
     config = chunked.config
     methods = config.methods or [spec.name for spec in config.retrievers]
     sampled = SampledSets.of(config, methods, run.question_sets)
@@ -94,14 +97,26 @@ def retrieve_stage(run: RunContext, chunked: Chunked) -> Retrieved:
     all_questions = [q.text for questions in run.question_sets.values() for q in questions]
     with run.timer.stage("hnsw fidelity"):
         fidelity = {m: f for m in plain if (f := retrieval.hnsw_fidelity(m, all_questions)) is not None}
-    run.manifest.update(hnsw_vs_exact=fidelity)
+    run.manifest.update(hnsw_vs_exact=fidelity, dense_search=dense_search(config))
     with run.timer.stage("int8 fidelity"):
         int8 = {m: f for m in plain if (f := retrieval.int8_fidelity(m, all_questions)) is not None}
     run.manifest.update(int8_vs_float32=int8)
+    with run.timer.stage("cost noise"):
+        noise = cost_noise(retrieval, methods, sampled.llm_methods, all_questions)
+    run.manifest.update(retrieval_ms_noise={m: None if math.isnan(v) else v for m, v in noise.items()})
     if sampled.llm_methods:
         run.manifest.update(llm_sample={"methods": sampled.llm_methods,
                                         "sets": {name: len(sampled.sets[name]) for name in sampled.llm_sets}})
-    return Retrieved(methods, sampled, rankings, fidelity, int8)
+    return Retrieved(methods, sampled, rankings, fidelity, int8, noise)
+
+
+def dense_search(config: RunConfig) -> dict[str, str]:
+    """How each dense method searches, as the manifest states it: exact search repeats bit for bit, an
+    approximate store's search may not (Chroma builds its HNSW graph with several threads)."""
+    said = {"exact": "exact: every chunk scored (numpy); the same inputs give the same rankings, bit for bit",
+            "hnsw": "hnsw: the store's approximate search (Chroma's HNSW graph is built by several threads: two "
+                    "cold builds may differ below the first ranks; hnsw_vs_exact measures it)"}
+    return {spec.name: said[spec.params.search] for spec in config.retrievers if spec.type == "dense"}
 
 
 def generate_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved) -> Generated:
@@ -143,6 +158,7 @@ def evaluate_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved, gene
         ks = config.evaluation.answer_in_context or [config.top_k]
         per_query = answer_in_context_columns(per_query, generated.contexts, sets, chunked.chunk_text, ks,
                                               config.evaluation.answer_normalization, generated.closed_book)
+        per_query[schema.RETRIEVAL_MS_NOISE] = per_query[schema.METHOD].map(retrieved.cost_noise).astype(float)
         tied = count_ties_crossing(retrieved.rankings, [k for k in scorer.cutoffs() if k is not None])
     run.manifest.update(lists_with_tie_crossing_cutoff=tied)
     return Evaluated(per_query, scorer, ks, tied)

@@ -89,6 +89,7 @@ class Retrieved:
     rankings: Rankings
     fidelity: dict[str, dict[str, Any]]  # method -> HNSW vs exact search
     int8_fidelity: dict[str, dict[str, Any]]  # method -> int8 vs float32 embeddings (rag.retrievers.precision_fidelity)
+    cost_noise: dict[str, float] = field(default_factory=dict)  # method -> ms per question (rag.runner.costs)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 DTYPES = frozenset({"float64", "int64", "bool", "object", "str", "string"})
 _DAMAGED = (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError)
 #: Bumped whenever :class:`Comparison` gains fields, so older cached statistics are recomputed.
-STATISTICS_VERSION = 5
+STATISTICS_VERSION = 6
 
 
 def cached_comparison(
@@ -42,7 +42,8 @@ def cached_comparison(
     primary: str | None = None, control: str | None = None,
 ) -> Comparison:
     """:func:`rag.results.comparison.compare`, read from the cache when it holds it (see the module)."""
-    columns = ["question_set", "method", "qid", *metrics, *schema.STATISTICS_INPUTS]
+    noise = [schema.RETRIEVAL_MS_NOISE] if schema.RETRIEVAL_MS_NOISE in per_query else []  # absent in older tables
+    columns = ["question_set", "method", "qid", *metrics, *schema.STATISTICS_INPUTS, *noise]
     key = sha256_text(per_query[columns].to_csv(index=False)
                       + json.dumps([list(metrics), vars(settings), primary, control, STATISTICS_VERSION]))
     path = cache_dir / "statistics" / f"{key[:32]}.json"

@@ -55,7 +55,8 @@ def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool =
         *verdicts,
         *textwrap.wrap(key, width=width),
         "",
-        "Stage times:",
+        *textwrap.wrap("Stage times (index:<method> holds its one-time start-up: index build or load, kernel "
+                       "compile, model load; ret ms/q is steady-state search time):", width=width),
         *timer_lines,
         f"Generation failures: {failures}" + (" (counted; the answer results of a set with one are withheld)"
                                               if failures else ""),

@@ -9,15 +9,18 @@ import pytest
 
 from rag.results.comparison import POOLED, StatisticsSettings, compare
 from rag.results.format import lift_lines, recommendation_lines, verdict_line
-from rag.results.recommendation import NO_WINNER, PER_SET, WINNER, default_primary
+from rag.results.recommendation import NO_WINNER, PER_SET, WINNER, cheaper_beyond_noise, default_primary
 from rag.runner.answers import answer_power_warning
 
 SETTINGS = StatisticsSettings(n_resamples=2000)
 MS = {"dense": 3.0, "bm25": 1.0, "convex": 4.0}
+NOISE = {"dense": 0.2, "bm25": 0.1, "convex": 0.3}  # far below the gaps between MS: costs tell apart
 
 
-def frame(scores: dict[str, dict[str, list[float]]], answers: dict[str, dict[str, list[float]]] | None = None) -> pd.DataFrame:
-    """Per-query rows from ``{set: {method: ndcg values}}`` (and ``{set: {method: f1 values}}``)."""
+def frame(scores: dict[str, dict[str, list[float]]], answers: dict[str, dict[str, list[float]]] | None = None,
+          ms: dict[str, float] = MS, noise: dict[str, float] = NOISE) -> pd.DataFrame:
+    """Per-query rows from ``{set: {method: ndcg values}}`` (and ``{set: {method: f1 values}}``),
+    each method costing ``ms`` per question with timing noise ``noise``."""
     rows = []
     for question_set, by_method in scores.items():
         methods = list(by_method) + [m for m in (answers or {}).get(question_set, {}) if m not in by_method]
@@ -30,7 +33,8 @@ def frame(scores: dict[str, dict[str, list[float]]], answers: dict[str, dict[str
                              "ndcg@10": np.nan if values is None else values[i],
                              "f1": np.nan if f1 is None else f1[i],
                              "generation_status": "answered" if f1 is not None else "not requested",
-                             "retrieval_ms": MS.get(method, np.nan), "generation_s": 1.0, "prompt_tokens": 1,
+                             "retrieval_ms": ms.get(method, np.nan), "retrieval_ms_noise": noise.get(method, np.nan),
+                             "generation_s": 1.0, "prompt_tokens": 1,
                              "completion_tokens": 1, "chunks_used": 1.0})
     return pd.DataFrame(rows)
 
@@ -63,6 +67,45 @@ def test_no_winner_names_the_cheapest_of_the_top_group() -> None:
     assert r.sets[0].method == "bm25"  # 1 ms per question
     assert (r.outcome, r.method) == (NO_WINNER, "bm25")
     assert "use the cheapest, bm25" in " ".join(recommendation_lines(comparison, width=10_000))
+    assert r.by_cost and r.sets[0].by_cost
+
+
+def indistinguishable(ms: dict[str, float], noise: dict[str, float]):
+    rng = np.random.default_rng(0)
+    scores = {m: list(0.5 + rng.normal(0, 0.2, 20)) for m in ("dense", "bm25", "convex")}
+    return compare(frame({"s1": scores}, ms=ms, noise=noise), ["ndcg@10"], SETTINGS)
+
+
+def test_costs_within_noise_name_the_tied_group_and_its_best_mean() -> None:
+    # bm25 is 0.6 ms cheaper than dense, but the two costs' noise sums to 1.0 ms: not a choice on cost
+    comparison = indistinguishable({"dense": 1.6, "bm25": 1.0, "convex": 4.0}, {"dense": 0.5, "bm25": 0.5, "convex": 0.1})
+    r, s = comparison.recommendation, comparison.recommendation.sets[0]
+    assert s.outcome == NO_WINNER and not s.by_cost and s.method == s.best == s.top_group[0]
+    assert r.outcome == NO_WINNER and not r.by_cost and r.method == s.best
+    text = " ".join(recommendation_lines(comparison, width=10_000))
+    assert "cheapest" not in text and "within timing noise" in text
+    assert f"best mean in the most sets: {s.best}" in text and "bm25 1.0 ms (noise 0.5)" in text
+
+
+def test_costs_far_apart_name_the_cheapest() -> None:
+    comparison = indistinguishable({"dense": 10.0, "bm25": 1.0, "convex": 12.0}, {"dense": 1.0, "bm25": 0.5, "convex": 1.0})
+    r = comparison.recommendation
+    assert (r.sets[0].method, r.sets[0].by_cost, r.method, r.by_cost) == ("bm25", True, "bm25", True)
+
+
+def test_unknown_noise_chooses_nothing_on_cost() -> None:
+    # an LLM-backed method's noise is not measured (NaN): a cost that looks far lower decides nothing
+    comparison = indistinguishable(MS, {"dense": 0.1, "bm25": np.nan, "convex": 0.1})
+    s = comparison.recommendation.sets[0]
+    assert not s.by_cost and s.method == s.best
+
+
+def test_cheaper_beyond_noise() -> None:
+    ms, noise = {"a": 1.0, "b": 2.0, "c": 2.5}, {"a": 0.3, "b": 0.3, "c": 0.1}
+    assert cheaper_beyond_noise("a", ["a", "b", "c"], ms, noise)  # 1.0 gap > 0.6, 1.5 gap > 0.4
+    assert not cheaper_beyond_noise("a", ["a", "b"], ms, {**noise, "b": 0.7})  # 1.0 gap = 0.3 + 0.7
+    assert not cheaper_beyond_noise("b", ["a", "b"], ms, noise)  # not the cheaper
+    assert not cheaper_beyond_noise("a", ["a", "b"], ms, {**noise, "a": np.nan})
 
 
 def test_exact_tie_is_no_winner_and_config_order_breaks_cost_ties() -> None:
