@@ -3,8 +3,13 @@
 or exactly (numpy).
 
 score(q, d) = cos(q, d) = e_q . e_d for the L2-normalized embeddings e (= 1 - Chroma's cosine
-distance). ``search: hnsw`` (default) takes the candidate ids from Chroma's approximate HNSW search;
-``search: exact`` scans all vectors (brute force, the reference for Chroma's recall). In both,
+distance). ``search: exact`` (the default) scans all vectors (brute force: the same inputs give the same
+rankings, bit for bit); ``search: hnsw`` (the default when a store setting is given: ``store``,
+``mode``, ``host``, ``port`` or ``hnsw``) takes the candidate ids from the store's approximate search,
+Chroma's HNSW, whose graph Chroma builds with several threads: two cold builds differ (Chroma 1.5.9
+ignores ``num_threads``; measured on 10k vectors, docs/retrievers.md), and so may the lists below
+the first ranks. Exact search is also the cheaper of the two for a run's questions (200 questions:
+0.5 s over 10k chunks and 3.3 s over 100k, against 9-12 s and about 2 min to build the graph). In both,
 scores are the dot products (in float64) of our stored float32 embeddings, rounded to float32, and
 the ranking follows the one tie rule (score desc, chunk id desc, :mod:`rag.retrievers.ranking`), so
 the two modes differ only in which chunks they find.
@@ -53,7 +58,8 @@ class DenseParams(RetrieverParams):
     batch_size: int | None = Field(None, gt=0, description="texts per forward pass (local) or request (endpoint); "
                                    "default: 8 on CPU, 64 on a GPU or per request (rag.encoders)")
     shard_size: int = Field(1024, gt=0)
-    search: Literal["hnsw", "exact"] = "hnsw"
+    search: Literal["hnsw", "exact"] = Field("exact", description="default: exact, unless a store setting is given "
+                                             "(store, mode, host, port, hnsw): then hnsw")
     mode: Literal["persistent", "server"] = "persistent"
     host: str = "127.0.0.1"
     port: int = Field(8000, gt=0, lt=65536)
@@ -68,6 +74,15 @@ class DenseParams(RetrieverParams):
 
     def llm_calls_per_query(self) -> int:
         return self.query.llm_calls_per_query() if self.query is not None else 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_search(cls, data):
+        """``search`` unset: exact (bit-reproducible, and cheaper than building a graph: module docstring),
+        or hnsw where a store setting says the store is wanted."""
+        if isinstance(data, dict) and "search" not in data:
+            return {**data, "search": "hnsw" if STORE_SETTINGS & set(data) else "exact"}
+        return data
 
     @model_validator(mode="after")
     def _device_is_local(self) -> "DenseParams":
@@ -102,6 +117,10 @@ class DenseParams(RetrieverParams):
     def identity(self) -> str:
         """The model identity that keys the embedding store and the Chroma collection."""
         return self.embedder.identity(self.model)
+
+
+#: Settings of the vector store: given without ``search``, they make it ``hnsw`` (the store is searched).
+STORE_SETTINGS = frozenset({"store", "mode", "host", "port", "hnsw"})
 
 
 @RETRIEVERS.register("dense")

@@ -164,20 +164,20 @@ def test_dense_retrievers_with_one_model_share_the_embeddings(counting_encoder, 
 
 def test_collection_reused_rebuilt_and_interrupted_build_redone(counting_encoder, make_chunks, storage, tmp_path):
     chunks = make_chunks(TEXTS)
-    first = dense({}, counting_encoder)
+    first = dense({"search": "hnsw"}, counting_encoder)
     first.index(chunks, storage)
     first.search(QUERIES, 3)
     assert first.collection_rebuilt is True
 
     counting_encoder.calls.clear()
-    second = dense({}, counting_encoder)
+    second = dense({"search": "hnsw"}, counting_encoder)
     second.index(chunks, storage)
     assert second.collection_rebuilt is False
     assert second.search(QUERIES, 3) == first.search(QUERIES, 3)
     assert counting_encoder.calls == []  # corpus and queries both came from the cache
 
     changed = make_chunks({**TEXTS, "cats": "Dogs are loyal domesticated animals."})
-    third = dense({}, counting_encoder)
+    third = dense({"search": "hnsw"}, counting_encoder)
     third.index(changed, storage)
     assert third.collection_rebuilt is True and counting_encoder.texts_encoded == 1
     assert third.store.client.get_settings().persist_directory == str(tmp_path / "chroma")
@@ -185,7 +185,7 @@ def test_collection_reused_rebuilt_and_interrupted_build_redone(counting_encoder
     assert collection.count() == len(TEXTS)
 
     collection.modify(metadata={COMPLETE_KEY: False})  # as if the build had been interrupted
-    fourth = dense({}, counting_encoder)
+    fourth = dense({"search": "hnsw"}, counting_encoder)
     fourth.index(changed, storage)
     assert fourth.collection_rebuilt is True
 

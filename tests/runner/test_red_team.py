@@ -321,7 +321,8 @@ def test_smoke_run_leaks_no_planted_secret_then_survives_damaged_caches(tmp_path
             generation = json.dumps(openai_generation(server, base_url=base_url, api_key_env="LLM_AUTH"))
             argv = [sys.executable, RUN_BENCHMARK, "--config", str(SMOKE_CONFIG), "--output-dir", str(tmp_path / name),
                     "--set", f"cache_dir={tmp_path / 'cache'}", "--set", f"output_dir={tmp_path / 'runs'}",
-                    "--set", f"generation={generation}"]
+                    "--set", f"generation={generation}",
+                    "--set", "retrievers.dense.params.search=hnsw"]  # a Chroma store to damage (dense is exact by default)
             done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stderr
             return done
