@@ -313,3 +313,39 @@ def test_corpus_examples_are_template_questions_with_their_sentence_one_per_docu
         ("To measure gas emissions from a crater, fly drones over the vent.", "fly drones over the vent",
          "How do you measure gas emissions from a crater?"),
     ]
+
+
+# Wikipedia prose (issue 43): past-tense definitions, appositions, names and dates, and long leads
+# answered with their head noun phrase.
+@pytest.mark.parametrize("sentence, kind, question, answer", [
+    ("Isis was a major goddess in ancient Egyptian religion.", "definition",
+     "What was Isis?", "a major goddess in ancient Egyptian religion"),
+    ("Geoffrey Chaucer, author of The Canterbury Tales, was a poet of vernacular Middle English.", "definition",
+     "What was Geoffrey Chaucer?", "a poet of vernacular Middle English"),
+    ("The scientific study of birds is called ornithology.", "called",
+     "What is the scientific study of birds called?", "ornithology"),
+    ("The Lisbon cathedral was rebuilt in 1755 after the earthquake.", "when",
+     "When was the Lisbon cathedral rebuilt?", "1755"),
+    ("The Dead Sea Scrolls were discovered near Qumran on 4 March 1947.", "when",
+     "When were the Dead Sea Scrolls discovered?", "4 March 1947"),
+    # 22 words of predicate: the head before its relative clause answers "What is ...?"
+    ("A syndrome is a set of medical signs and symptoms which are correlated with each other and often associated "
+     "with a particular disease or disorder.", "definition",
+     "What is a syndrome?", "a set of medical signs and symptoms"),
+])
+def test_wikipedia_prose_templates_by_hand(sentence, kind, question, answer):
+    assert _options(sentence)[kind] == (question, answer)
+
+
+@pytest.mark.parametrize("sentence", [
+    # a head that adds nothing to its subject but "type": the whole predicate stays, too long to ask
+    "Tenpin bowling is a type of bowling in which a bowler rolls a bowling ball down a wood or synthetic lane "
+    "toward ten pins.",
+    # a head of one noun: "a device"
+    "A lawn mower is a device utilizing one or more revolving blades to cut a grass surface to an even height.",
+    "Melanomas are the most aggressive.",  # a degree, no noun
+    "A residential garage is a walled, roofed structure with a door for storing a vehicle.",  # "a walled"
+])
+def test_definitions_whose_answer_names_too_little_are_not_made(sentence):
+    made = _options(sentence)
+    assert "definition" not in made or len(made["definition"][1].split()) > 12  # dropped by answer_length

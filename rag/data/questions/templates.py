@@ -23,8 +23,9 @@ code backticks and ``*``/``_`` emphasis are removed, the text of a code span kep
 ==============  ======================================================  ==========================
 kind            sentence                                                question / answer
 ==============  ======================================================  ==========================
-``definition``  "{X} is/are a/an/the {P}." (X: a noun phrase of 1-8     "What is {X}?" / P's first
-                words)                                                  clause
+``definition``  "{X} is/are/was/were a/an/the {P}." (X: a noun phrase   "What is {X}?" / P's first
+                of 1-8 words; an apposition "X, author of ..., was"     clause, or its head noun
+                is left out)                                            phrase (:func:`_head`)
 ``known_item``  the same, X a proper name                               "What is the name of the
                                                                         {P}?" / X
 ``purpose``     "To {V}, {Y}." (V starts with a verb: not a function     "How do you {V}?" / Y's
@@ -36,6 +37,9 @@ kind            sentence                                                question
                 "enabled" ...)
 ``used_for``    "{X} is used to/for {V}." / "{X} lets/allows/enables    "What is used to {V}?" /
                 you (to) {V}." (X: a noun phrase of 1-6 words)          X
+``called``      "{X} is/was (also) known as/called/named {N}."          "What is {X} called?" / N
+``when``        "{X} was/were {participle} ... in/on {date}."           "When was {X} {participle}?"
+                                                                        / the date
 ==============  ======================================================  ==========================
 
 A noun phrase starts with an article or a word that is not a function word (NLTK's stop words, the
@@ -102,7 +106,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from rag.data.questions.common import content_words, plain
-from rag.data.questions.filters import Candidate
+from rag.data.questions.filters import MAX_ANSWER_WORDS, Candidate
 from rag.data.questions.leak import document_names, names_gold
 from rag.data.questions.specificity import FolderTerms
 from rag.text.sentences import split_sentences
@@ -141,7 +145,8 @@ _DEIXIS = frozenset("this these those above below following such latter former f
 #: Words too general to tell one passage from another; a slot needs two content words besides them.
 _GENERIC = frozenset("option options command commands default value values file files result results script "
                      "example examples case cases way thing things one first second set specified given use used "
-                     "name happens work works number string listed output mode behaviour behavior".split())
+                     "name happens work works number string listed output mode behaviour behavior "
+                     "cause causes reason reasons effect effects".split())
 #: First words of a dependent clause or a continuation: an answer starting with one is a fragment.
 _FRAGMENT_START = frozenset("if when whenever after before although though while since because unless until once "
                             "as so or and but nor in on at by with without for from of to into than whether "
@@ -169,6 +174,8 @@ _RELATIVE_OTHER = re.compile(r"\b(?:any|all|every|no)\s+other\b", re.IGNORECASE)
 _INTERRUPTED = re.compile(r"^[^,;]*,\s*(?:like|unlike|such as|e\.g\.|i\.e\.|for example|for instance|including)\b"
                           r"|^[^,;]*,\s*[\w'’-]+\s*,", re.IGNORECASE)
 MIN_SLOT_WORDS = 2
+#: Kinds whose slot is the term asked about (one specific content word is enough).
+TERM_KINDS = ("definition", "called", "when")
 #: The most chunks of the folder that may hold all of a question's specific words together.
 MAX_MATCHING_CHUNKS = 3
 #: Last words that leave an answer unfinished ("the default is set by the"): articles, possessives,
@@ -186,8 +193,25 @@ _SKIPPED_BLOCK = re.compile(r"^\s*(?:#{1,6}\s|\||>|\.\. |:[\w-]+:|[-=~^*+]{3,}\s
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|[a-z][.)])\s+")
 _MARKUP = re.compile(r"[<>{}|\[\]]|::|(?<!\w):[\w-]+:`|https?://|\bxml version\b")
 
+#: An apposition between a subject and its verb ("Geoffrey Chaucer, author of The Canterbury Tales, was a
+#: ...") is left out of the question; the subject alone is the noun phrase.
+_APPOSITION = r"(?:,\s+[^,;:()\[\]]{1,80},)?"
 _DEFINITION = re.compile(
-    r"^(?P<subject>[A-Z][^,;:()\[\]]{0,80}?)\s+(?P<verb>is|are)\s+(?P<predicate>(?:a|an|the)\s+[^;]+?)\.$")
+    r"^(?P<subject>[A-Z][^,;:()\[\]]{0,80}?)" + _APPOSITION
+    + r"\s+(?P<verb>is|are|was|were)\s+(?P<predicate>(?:a|an|the)\s+[^;]+?)\.$")
+#: "{X} is/was known as/called {N}." (history and biography prose names things this way).
+_CALLED = re.compile(
+    r"^(?P<subject>[A-Z][^,;:()\[\]]{0,80}?)" + _APPOSITION
+    + r"\s+(?P<verb>is|are|was|were)\s+(?:also\s+|often\s+|commonly\s+|sometimes\s+)?(?:known as|called|named)\s+"
+    r"(?P<name>[^,;()]{2,60}?)(?:[,;(].*)?\.$")
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+#: "{X} was/were {participle} ... in/on {date}." -> "When was {X} {participle}?" (the date of an event:
+#: the commonest fact of history and biography prose).
+_WHEN = re.compile(
+    r"^(?P<subject>[A-Z][^,;:()\[\]]{0,80}?)" + _APPOSITION
+    + r"\s+(?P<verb>was|were)\s+(?:first\s+)?(?P<participle>[a-z]+(?:ed|en|lt|wn|ght))"
+    r"(?:\s+(?:by|at|near|from)\s+[^,;()]{1,60}?)?\s+(?:in|on)\s+(?P<date>(?:(?:\d{1,2}\s+)?" + _MONTH
+    + r"\s+)?(?:\d{1,2},?\s+)?\d{3,4}s?)\b")
 _PURPOSE = re.compile(r"^To (?P<goal>[a-z][^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
 _WISH = re.compile(r"^If you (?:only |just |really |simply )?(?:want|need|wish|would like) to "
                    r"(?P<goal>[^,;]{3,120}?), (?P<rest>[^;]+?)\.$")
@@ -286,7 +310,9 @@ def complete_answer(answer: str, kind: str) -> bool:
         return False
     if kind in ("purpose", "wish"):
         return len(words) >= MIN_HOW_TO_ANSWER_WORDS
-    return len(words) >= MIN_ANSWER_WORDS or kind in ("known_item", "used_for")
+    if kind == "when":
+        return bool(re.search(r"\d{3,4}", answer))
+    return len(words) >= MIN_ANSWER_WORDS or kind in ("known_item", "used_for", "called")
 
 
 def balanced(text: str) -> bool:
@@ -315,16 +341,16 @@ def _sentence_options(sentence: str) -> list[_Option]:
     options = []
     if (match := _DEFINITION.match(sentence)) and not _INTERRUPTED.match(match.group("predicate")):
         subject, predicate = match.group("subject").strip(), _clause(match.group("predicate"))
-        gerund = subject.split()[0].lower().endswith("ing") and not _ARTICLE.match(subject)
-        if _subject_ok(subject, MAX_SUBJECT_WORDS) and not _DEGREE_PREDICATE.match(predicate) and not gerund:
-            determined = _ARTICLE.match(subject) or subject.split()[0].lower() in _DETERMINERS
-            question_subject = _lower_first(subject) if determined else subject
+        if (_subject_ok(subject, MAX_SUBJECT_WORDS) and not _DEGREE_PREDICATE.match(predicate) and not _gerund(subject)
+                and _names_enough(predicate)):
+            question_subject = _lower_first(subject) if _determined(subject) else subject
             options.append(_Option("definition", "What {verb} {subject}?",
-                                   f"What {match.group('verb')} {question_subject}?", predicate, subject))
+                                   f"What {match.group('verb')} {question_subject}?", _head(predicate, subject), subject))
             if proper_name(subject):
                 phrase = _ARTICLE.sub("", predicate)
                 options.append(_Option("known_item", "What is the name of the {predicate}?",
                                        f"What is the name of the {phrase}?", subject, phrase))
+    options += _naming_options(sentence)
     for kind, pattern in (("purpose", _PURPOSE), ("wish", _WISH)):
         if ((match := pattern.match(sentence)) and match.group("goal").split()[0].lower() not in ENGLISH_STOPWORDS
                 and not _INTERRUPTED.match(match.group("rest"))):
@@ -349,6 +375,73 @@ def _sentence_options(sentence: str) -> list[_Option]:
     return options
 
 
+#: Where a long definition's head noun phrase ends: a relative clause ("a set of signs which are
+#: correlated ...") or a participle phrase ("an area of mathematics used to describe ...").
+_MODIFIER = re.compile(r"\s+(?:(?:in|of|by|to|from|at|on) (?:which|whom)|that|which|who|whom|whose|where|when"
+                       r"|[a-z]+ed|[a-z]{3,}ing|written|known|made|built|given|taken|seen)\b")
+
+
+#: Words that grade a noun rather than name it: a head of them and one noun says too little.
+_DEGREE_WORDS = frozenset("significant important major main notable prominent key famous great aggressive "
+                          "common largest smallest".split())
+
+
+def _head(predicate: str, subject: str) -> str:
+    """``predicate`` itself when it has at most :data:`MAX_ANSWER_WORDS` words, else its head noun
+    phrase: the words before its first relative clause or participle phrase (``_MODIFIER``), without a
+    trailing adverb, when they name enough (:func:`_names_enough`) and add two content words to the
+    ``subject`` besides "type", "form" ... ("Tenpin bowling" / "a type of bowling" says nothing).
+    Wikipedia's leads define at length: "What is a syndrome?" / "a set of medical signs and
+    symptoms", not the 22 words that follow. Any other predicate stays whole (and the
+    ``answer_length`` filter drops it)."""
+    if len(predicate.split()) <= MAX_ANSWER_WORDS:
+        return predicate
+    if not (cut := _MODIFIER.search(predicate)):
+        return predicate
+    words = predicate[:cut.start()].split()
+    while words and words[-1].lower().endswith("ly") and len(words[-1]) > 4:  # "fiction usually (written)"
+        words.pop()
+    head = " ".join(words)
+    says = content_words(head) - content_words(subject) - {"type", "form", "kind", "sort", "part"}
+    return head if _names_enough(head) and len(says - _GENERIC - _DEGREE_WORDS) >= 2 else predicate
+
+
+def _names_enough(phrase: str) -> bool:
+    """Whether a definition's answer holds two content words besides generic and degree words: "a
+    numeral system", not "a device", "a walled" (cut at the comma of "a walled, roofed structure")
+    or "the most aggressive"."""
+    return len(content_words(phrase) - _GENERIC - _DEGREE_WORDS) >= 2
+
+
+def _naming_options(sentence: str) -> list[_Option]:
+    """The ``called`` and ``when`` options of ``sentence``: a subject that is a noun phrase (not a
+    gerund) asked for its name or for the date of what happened to it."""
+    options = []
+    for kind, pattern in (("called", _CALLED), ("when", _WHEN)):
+        if not (match := pattern.match(sentence)):
+            continue
+        subject = match.group("subject").strip()
+        if not _subject_ok(subject, MAX_SUBJECT_WORDS) or _gerund(subject):
+            continue
+        asked = _lower_first(subject) if _determined(subject) else subject
+        verb = match.group("verb")
+        if kind == "called":
+            options.append(_Option(kind, "What {verb} {subject} called?", f"What {verb} {asked} called?",
+                                   match.group("name").strip(), subject))
+        else:
+            options.append(_Option(kind, "When {verb} {subject} {participle}?",
+                                   f"When {verb} {asked} {match.group('participle')}?", match.group("date"), subject))
+    return options
+
+
+def _gerund(subject: str) -> bool:
+    return subject.split()[0].lower().endswith("ing") and not _ARTICLE.match(subject)
+
+
+def _determined(subject: str) -> bool:
+    return bool(_ARTICLE.match(subject)) or subject.split()[0].lower() in _DETERMINERS
+
+
 def specific_in_folder(question: str, terms: FolderTerms) -> bool:
     """Whether ``question`` points at few passages of its folder: its content words that are not
     generic hold a distinctive word (:meth:`FolderTerms.distinctive`) and are held together by at
@@ -365,7 +458,7 @@ def _usable_options(chunk: Chunk, names: frozenset[str], terms: FolderTerms) -> 
     return [option for option in options
             if not names_gold(option.question, names) and complete_answer(option.answer, option.kind)
             and balanced(option.slot)
-            and specific(option.slot, 1 if option.kind == "definition" else MIN_SLOT_WORDS)
+            and specific(option.slot, 1 if option.kind in TERM_KINDS else MIN_SLOT_WORDS)
             and specific_in_folder(option.question, terms)]
 
 
