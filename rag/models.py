@@ -36,13 +36,10 @@ def quiet_thread_pools(environ: MutableMapping[str, str] = os.environ) -> Mutabl
     process's environment) already sets either variable; returns ``environ``.
 
     PyTorch's CPU kernels and llama.cpp both run on OpenMP (libgomp), whose default spin-waiting
-    (300,000 spins) burns CPU time the other thread and the machine's other processes need. Measured
-    on the shared 2-core machine (load 4-7): SmolLM2 in llama.cpp answered 3 prompts of 601 tokens +
-    48 generated in 22 s instead of 150-284 s. Never spinning costs the other way on an idle machine,
-    where a thread sleeps and wakes at every one of the many small barriers of token generation: a
-    short spin (an explicit ``GOMP_SPINCOUNT`` overrides the policy's 0) gives, idle, SmolLM2
-    generation 100 tokens/s instead of 40 and MiniLM 59 texts/s instead of 48-52; with the two cores
-    busy with other work, 38 vs 34 tokens/s and 28 vs 30 texts/s (10,000 spins: 8 tokens/s).
+    (300,000 spins) burns CPU time the other thread and the machine's other processes need; never
+    spinning costs the other way on an idle machine, where a thread sleeps and wakes at every small
+    barrier of token generation, so a short spin is kept (an explicit ``GOMP_SPINCOUNT`` overrides
+    the policy's 0). measured: docs/measurements.md#openmp-spin-waiting
     OpenMP reads the variables once, when the library loads: call this before the first ``import
     torch`` of the process (later it changes nothing); the local LLM server gets them in its own
     environment (:mod:`rag.generation.local_server`). They stay set for this process and its children."""

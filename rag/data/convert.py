@@ -70,7 +70,7 @@ UNREADABLE = "unreadable"
 TOO_COMPLEX = "too_complex"
 
 SNIFF_BYTES = 8192  # NUL bytes among the first ones mark a file as binary (:func:`looks_binary`)
-MAX_BLOCKS = 200_000  # paragraphs and table cells of a DOCX (100,000 short ones: 10 s at load average 9 on 2 cores)
+MAX_BLOCKS = 200_000  # paragraphs and table cells of a DOCX (measured: docs/measurements.md#docx-blocks)
 MAX_PAGES = 20_000  # pages of a PDF
 
 

@@ -5,10 +5,10 @@ Real documentation folders ship one text several times: Node.js's ``doc/api`` ho
 ``.md`` and ``.html`` and all of them again in ``all.html``; libxslt's holds its API reference in
 ``gtk-doc/`` and in ``html/html/`` and its manual pages again in ``xslt.html``. Indexed as they are,
 a question made from ``assert.md`` is answered by the chunk of ``assert.html`` with the same words,
-and that counts as a miss: measured on 12 Node.js pages in both formats, 7 of 13 template questions
-had their gold page at rank 2 behind its twin under BM25, so MRR measured which twin won.
+and that counts as a miss, so MRR would measure which twin won (measured:
+docs/measurements.md#near-duplicate-twins).
 
-Rule (measured on Debian's ``/usr/share/doc`` trees; docs/data.md, "Near-duplicate documents"):
+Rule (measured: docs/data.md, "Near-duplicate documents"):
 
 - A document's **shingles** are its runs of :data:`SHINGLE_WORDS` consecutive words (lower-cased
   ``\\w+`` tokens), less those found in more than :data:`MAX_DOCUMENTS_PER_SHINGLE` documents

@@ -3,7 +3,7 @@
 The model (its whole sentence-transformers pipeline up to the pooled ``sentence_embedding``: the
 transformer, with its plain additive attention mask, and its pooling) is exported to ONNX with
 ``torch.onnx.export``: that is the float32 model (``runtime: onnxruntime``: the same function as the
-PyTorch model, measured cosine distance 1.2e-7). For ``precision: int8`` it also runs once on the
+PyTorch model; measured: docs/measurements.md#onnx-export-and-int8-products). For ``precision: int8`` it also runs once on the
 calibration texts (:mod:`rag.ort.calibration`), and every linear layer is rewritten into an int8
 product (:mod:`rag.ort.graph`: SmoothQuant, GPTQ weights, one activation scale per token). Why this
 recipe: docs/retrievers.md ("int8"), measured with ``scripts/bench_dense.py``.
@@ -11,8 +11,8 @@ recipe: docs/retrievers.md ("int8"), measured with ``scripts/bench_dense.py``.
 **Exact products on every CPU.** The integer sums of the rewritten model are exact, so its vectors are
 the same math wherever it runs. ONNX Runtime multiplies uint8 activations by *int8* weights with
 ``VPMADDUBSW`` on x86 CPUs without VNNI (AVX2, AVX-512 before Cascade Lake), which saturates pairs of
-products at 16 bits (ONNX Runtime's quantization docs); measured here on an AVX2-only AMD EPYC: mean
-cosine error to float32 2.1e-3 instead of 3.7e-4. So the weights are int8 only where the CPU has
+products at 16 bits (ONNX Runtime's quantization docs; measured:
+docs/measurements.md#onnx-export-and-int8-products). So the weights are int8 only where the CPU has
 VNNI or AMX (``vpdpbusd``: 32-bit sums) and uint8 around 128 (the same values, uint8 x uint8 products
 with 16-bit inputs: exact) elsewhere (:func:`signed_products_are_exact`); the choice keys the cached
 model, not the vectors.

@@ -35,10 +35,8 @@ class OnnxEncoder:
     Threads: one intra-op thread per CPU of the process, one inter-op thread; they spin between the
     operators of one ``run`` (``session.intra_op.allow_spinning`` 1) and stop spinning when it ends
     (``session.force_spinning_stop`` 1), so between runs they leave the cores to the other work of a
-    shared machine (:func:`rag.models.quiet_thread_pools` is the same rule for OpenMP). Measured in
-    one process on 500 wiki chunks (2-core AMD EPYC, AVX2): never spinning 38.2 (float32) and 36.5
-    (int8) texts/s, this rule 41.0 and 40.8; CPU time in the second after a run 0.000 s with it, 0.055
-    s with spinning left to ONNX Runtime."""
+    shared machine (:func:`rag.models.quiet_thread_pools` is the same rule for OpenMP).
+    measured: docs/measurements.md#onnx-runtime-spinning"""
 
     def __init__(self, model: str, precision: Precision, cache: Path | None = None):
         self.model, self.precision, self.cache = model, precision, cache

@@ -11,9 +11,9 @@ tf = 0 score is 0 (okapi, bm25l; see
   listed the first time a posting names it (a branch-free append), and only listed documents are
   ranked and cleared afterwards;
 - *dense* (more postings): the postings are added without bookkeeping, and the whole buffer is
-  scanned for positive scores (a branch-free append again) and cleared with one fill. Measured on
-  the bundled corpus (10,083 chunks, 2,000 queries reading 7,831 postings on average): listing the
-  documents costs about as much as adding the postings, and a scan of 10k float64 about a fifth.
+  scanned for positive scores (a branch-free append again) and cleared with one fill: listing the
+  documents costs about as much as adding the postings, a scan far less (measured:
+  docs/measurements.md#bm25-kernel).
 
 Of the listed documents, those with a positive float32 score are ranked by the one tie rule
 (:mod:`rag.retrievers.ranking`: float32 score desc, index desc) in a size-k min-heap of 64-bit keys
@@ -38,7 +38,7 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 
 #: A query reading at least n_docs / DENSE_READS postings scans the whole score buffer (see above).
-#: Measured on the bundled corpus: 2, 4, 8 and 16 within 5% of one another; never scanning is 1.4x (top-10) and 1.2x (top-100) slower.
+#: measured: docs/measurements.md#bm25-kernel
 DENSE_READS = 4
 _LOW_32 = np.uint64(0xFFFFFFFF)
 _SHIFT = np.uint64(32)
@@ -167,7 +167,7 @@ def _top_k_parallel(indptr, rows, values, n_docs, query_terms, query_weights, qu
 
 
 #: Postings a search must read before its queries are shared among threads: waking a thread pool
-#: costs more than small searches take (measured: 10x slower at 10k chunks on a loaded 2-core machine).
+#: costs more than small searches take (measured: docs/measurements.md#bm25-kernel).
 PARALLEL_POSTINGS = 1 << 24
 
 
