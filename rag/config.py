@@ -271,16 +271,34 @@ class RunConfig(ConfigModel):
 
 
 def bounded_by_chunks(config: RunConfig, n_chunks: int) -> RunConfig:
-    """``config`` with ``depth``, and each fusion's own ``depth``, at most ``n_chunks``: no ranked
-    list can hold more chunks than the corpus has, so the results are those of the configured depth,
-    and nothing is sized by a depth the data cannot fill (``depth: 1000000`` on 49 chunks)."""
+    """``config`` with ``depth``, each fusion's or rerank's own ``depth`` and each RM3 transform's
+    ``fb_docs`` at most ``n_chunks``: no ranked list can hold more chunks than the corpus has, so the
+    results are those of the configured values, and nothing is sized by a number the data cannot fill
+    (``depth: 1000000`` on 49 chunks; ``fb_docs: 1000000000`` allocated 224 GiB)."""
     limit = max(n_chunks, 1)
-    retrievers = [
-        spec.model_copy(update={"params": spec.params.model_copy(update={"depth": limit})})
-        if isinstance(getattr(spec.params, "depth", None), int) and spec.params.depth > limit else spec
-        for spec in config.retrievers
-    ]
+    retrievers = []
+    for spec in config.retrievers:
+        params = spec.params
+        if isinstance(getattr(params, "depth", None), int) and params.depth > limit:
+            params = params.model_copy(update={"depth": limit})
+        query = getattr(params, "query", None)
+        if isinstance(getattr(query, "fb_docs", None), int) and query.fb_docs > limit:
+            params = params.model_copy(update={"query": query.model_copy(update={"fb_docs": limit})})
+        retrievers.append(spec if params is spec.params else spec.model_copy(update={"params": params}))
     return config.model_copy(update={"depth": min(config.depth, limit), "retrievers": retrievers})
+
+
+def bounded_settings(config: RunConfig, bounded: RunConfig) -> list[str]:
+    """The RM3 ``fb_docs`` that :func:`bounded_by_chunks` lowered, one line each, naming the setting,
+    its value and the cap (the corpus's chunks)."""
+    lines = []
+    for spec, spec_bounded in zip(config.retrievers, bounded.retrievers):
+        key = f"retrievers.{spec.name}.params"
+        before, after = getattr(spec.params, "query", None), getattr(spec_bounded.params, "query", None)
+        if getattr(before, "fb_docs", None) != getattr(after, "fb_docs", None):
+            lines.append(f"{key}.query.fb_docs {before.fb_docs} exceeds the corpus's {after.fb_docs} chunks; "
+                         f"bounded to {after.fb_docs}")
+    return lines
 
 
 def fusion_cycle(inputs: Mapping[str, Sequence[str]]) -> list[str]:

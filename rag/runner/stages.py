@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from evaluation import ANSWER_METRICS
 from rag.chunking import cached_chunks
-from rag.config import RunConfig, bounded_by_chunks
+from rag.config import RunConfig, bounded_by_chunks, bounded_settings
 from rag.judging.apply import with_page_chunks
 from rag.generation.config import LocalGeneratorConfig
 from rag.generation.judge import agreement, agreement_line, judge_generator_config, judge_per_query
@@ -62,6 +62,8 @@ def chunk_stage(run: RunContext) -> Chunked:
     if config.depth > bounded.depth and config.depth != RunConfig.model_fields["depth"].default:
         log.warning("depth %d exceeds the %d chunks of the corpus; every method keeps all of them (depth %d)",
                     config.depth, len(chunks), bounded.depth)
+    for line in bounded_settings(config, bounded):
+        log.warning("%s", line)
     run.manifest.update(depth=bounded.depth)
     return Chunked(chunks, fingerprint, bounded, config.depth)
 

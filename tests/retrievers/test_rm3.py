@@ -223,3 +223,24 @@ def test_a_run_config_names_the_query_key():
         config_from_mapping({"name": "t", "dataset": {"format": "wiki"}, "retrievers": [
             {"name": "bm25_rm3", "type": "bm25", "params": {"query": {"type": "rm3", "fb_terms": -1}}}]}, Path("."))
     assert error.value.key == "retrievers.bm25_rm3.params.query.fb_terms"
+
+
+# issue 44: fb_docs 1000000000 allocated 224 GiB (depth was bounded by the corpus, fb_docs was not)
+def test_fb_docs_beyond_the_corpus_is_bounded_by_its_chunks(tmp_path):
+    settings_ = {"fb_docs": 10**9, "fb_terms": 5, "filter_terms": False}
+    huge = bm25(tmp_path, "huge", query={"type": "rm3", **settings_}).search(["apple harvest"], 12)[0]
+    whole = bm25(tmp_path, "whole", query={"type": "rm3", **settings_, "fb_docs": len(CORPUS)}).search(
+        ["apple harvest"], 12)[0]
+    assert huge == whole
+
+
+def test_a_run_bounds_fb_docs_by_the_chunks_and_names_the_cap():
+    from rag.config import bounded_by_chunks, bounded_settings, config_from_mapping
+
+    config = config_from_mapping({"name": "t", "dataset": {"format": "wiki"}, "retrievers": [
+        {"name": "bm25_rm3", "type": "bm25", "params": {"query": {"type": "rm3", "fb_docs": 10**9}}},
+        {"name": "bm25", "type": "bm25", "params": {"query": {"type": "rm3", "fb_docs": 10}}}]}, Path("."))
+    bounded = bounded_by_chunks(config, 48)
+    assert [spec.params.query.fb_docs for spec in bounded.retrievers] == [48, 10]
+    assert bounded_settings(config, bounded) == [
+        "retrievers.bm25_rm3.params.query.fb_docs 1000000000 exceeds the corpus's 48 chunks; bounded to 48"]

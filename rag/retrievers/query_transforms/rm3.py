@@ -91,7 +91,8 @@ class Rm3(QueryTransform):
     params: Rm3Params
 
     def search(self, retriever, queries: Sequence[str], k: int) -> list[Ranking]:
-        first = retriever.search_plain(queries, self.params.fb_docs)
+        # no more feedback chunks than the corpus holds (the runner also bounds fb_docs by them, warning)
+        first = retriever.search_plain(queries, min(self.params.fb_docs, max(retriever.n_documents(), 1)))
         expanded = []
         for question, ranking in zip(queries, first):
             counts = retriever.term_counts(ranking.chunk_ids)
