@@ -35,16 +35,17 @@ def naming_path(path: str | Path) -> Iterator[None]:
         raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename; the file is 0644. An
-    ``OSError`` (read-only or full disk) names ``path``."""
+def atomic_write_bytes(path: str | Path, data: bytes, mode: int = 0o644) -> Path:
+    """Write ``data`` to ``path`` through a temporary file and a rename; the file gets ``mode`` (0644:
+    results are meant to be shared) before it holds a byte. An ``OSError`` (read-only or full disk)
+    names ``path``."""
     path = Path(path)
     with naming_path(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
-                os.fchmod(handle.fileno(), 0o644)  # mkstemp creates 0600; results are meant to be shared
+                os.fchmod(handle.fileno(), mode)  # mkstemp creates 0600
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -55,5 +56,5 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     return path
 
 
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    return atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: str | Path, text: str, mode: int = 0o644) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"), mode)

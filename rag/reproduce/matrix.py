@@ -22,21 +22,41 @@ from __future__ import annotations
 
 import re
 import shlex
+import stat
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, PositiveInt, ValidationError, field_validator
+from pydantic import BeforeValidator, Field, PositiveInt, ValidationError, field_validator
 
 from rag.config import read_yaml
 from rag.errors import ConfigError
+from rag.io_utils import atomic_write_text
 from rag.validation import ConfigModel, config_error_from_validation
 
 CONDITION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 RESERVED_OPTIONS = ("--output-dir", "--resume")  # the driver chooses the run directory
 
 
+def _a_number(value: Any) -> Any:
+    """A YAML number, never a boolean (``true``) or a string (``"0.5"``), which lax parsing would take."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"expected a number, got {type(value).__name__} {value!r}")
+    return value
+
+
+#: A number as written in the file: an int or a float, not ``true`` nor ``"0.5"``.
+Number = Annotated[float, BeforeValidator(_a_number)]
+
+
+def rewrite_in_place(path: Path, text: str) -> None:
+    """Replace ``path``'s text atomically, keeping its permission bits (a 0600 file stays 0600) and,
+    when it is a symbolic link, the link: the file it points to is rewritten."""
+    target = path.resolve()
+    atomic_write_text(target, text, mode=stat.S_IMODE(target.stat().st_mode))
+
+
 class Tolerance(ConfigModel):
-    abs: float = Field(ge=0)
+    abs: Number = Field(ge=0)
     why: str = Field(min_length=1)
 
 
@@ -51,7 +71,7 @@ class RunRow(ConfigModel):
     set: str
     method: str
     tolerance: str
-    expected: dict[str, float] = Field(min_length=1)
+    expected: dict[str, Number] = Field(min_length=1)
 
     @property
     def label(self) -> str:
@@ -106,7 +126,7 @@ class MetricCase(ConfigModel):
     k: PositiveInt | None = None
     convention: Literal["trec", "autorag"]
     tolerance: str
-    expected: dict[str, float] = Field(min_length=1)
+    expected: dict[str, Number] = Field(min_length=1)
 
     @property
     def label(self) -> str:

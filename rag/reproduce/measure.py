@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evaluation import retrieval_scores
+from rag.errors import ConfigError
 from rag.reproduce.matrix import CasesCondition, RunCondition
 from rag.results.seed003 import STYLED_METRICS, read_per_query, styled_means
 
@@ -30,8 +31,15 @@ RunCommand = Callable[[RunCondition, Path], None]  # runs a condition's command 
 
 
 
-def _number(value: object) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+def _number(value: object, where: str = "") -> float | None:
+    """A measured number; None for none (or NaN). A value that is not a number (a text column such as
+    ``method`` or ``mrr@10_beats``, a boolean) is a ConfigError naming the cell ``where``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(where or None, f"the measured value is not a number ({type(value).__name__} "
+                                         f"{str(value)[:40]!r}); expected a metric column")
+    return float(value)
 
 
 def measure_run(spec: RunCondition, run_dir: Path) -> Measured:
@@ -40,11 +48,12 @@ def measure_run(spec: RunCondition, run_dir: Path) -> Measured:
     table = {(row["question_set"], row["method"]): row for row in data["rows"]}
     per_query = read_per_query(run_dir) if any(m in STYLED_METRICS for r in spec.rows for m in r.expected) else None
     measured: Measured = {}
-    for row in spec.rows:
+    for index, row in enumerate(spec.rows):
         found = table.get((row.set, row.method), {})
         styled = styled_means(per_query, row.set, row.method) if per_query is not None else {}
         for metric in row.expected:
-            measured[(row.label, metric)] = _number(styled.get(metric) if metric in STYLED_METRICS else found.get(metric))
+            measured[(row.label, metric)] = _number(styled.get(metric) if metric in STYLED_METRICS else found.get(metric),
+                                                    f"rows.{index}.expected.{metric}")
     return measured
 
 

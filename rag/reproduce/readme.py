@@ -16,8 +16,7 @@ import re
 from pathlib import Path
 
 from rag.errors import ConfigError
-from rag.io_utils import atomic_write_text
-from rag.reproduce.matrix import Condition, ReadmeBlock, RunCondition
+from rag.reproduce.matrix import Condition, ReadmeBlock, RunCondition, rewrite_in_place
 from rag.reproduce.runner import MatrixResult
 from rag.results.markdown import compact_markdown, results_markdown
 from rag.results.seed003 import seed003_markdown
@@ -71,5 +70,5 @@ def rewrite_blocks(markdown: Path, conditions: list[Condition], result: MatrixRe
 
     updated = BLOCK.sub(replace, text)
     if updated != text:
-        atomic_write_text(markdown, updated)
+        rewrite_in_place(markdown, updated)  # its mode kept, a symbolic link followed
     return written

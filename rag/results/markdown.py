@@ -53,7 +53,8 @@ def results_markdown(run_dir: Path, metrics: Sequence[str] = DEFAULT_METRICS) ->
             label = f"{question_set} ({row['questions']})" if i == 0 else ""
             lines.append(f"| {label} | {row['method']} ({letters[row['method']]}) | " + " | ".join(cells) + " |")
     lines.append("")
-    for question_set, part in pd.DataFrame(data["verdict"]).groupby("question_set", sort=False):
+    verdicts = pd.DataFrame(data.get("verdict") or [])
+    for question_set, part in (verdicts.groupby("question_set", sort=False) if "question_set" in verdicts else []):
         lines.append(f"- **{question_set}**: " + "; ".join(verdict_line(v) for v in part.to_dict("records")
                                                            if v["metric"] in metrics))
     return lines
