@@ -116,7 +116,16 @@ def _references(references: str | Sequence[str]) -> list[str]:
 
 def answer_scores(prediction: str, references: str | Sequence[str], normalization: str = "squad") -> dict[str, float]:
     """``{"em": ..., "f1": ..., "match": ...}``, each the maximum over ``references`` (a string or a
-    non-empty list); ``match`` is NaN when no reference has a non-empty containment form."""
+    non-empty list); ``match`` is NaN when no reference has a non-empty containment form.
+
+    Args:
+        prediction: the generated answer.
+        references: the reference answer, or a non-empty list of them.
+        normalization: the answer normalization (``squad`` default).
+
+    Returns:
+        ``{"em": float, "f1": float, "match": float}``.
+    """
     mode = _normalization(normalization)
     if not isinstance(prediction, str):
         raise ValueError(f"prediction: expected a string, got {type(prediction).__name__}")
@@ -167,7 +176,17 @@ def answer_in_context(
     contexts: Sequence[str], references: str | Sequence[str], k: int, normalization: str = "squad"
 ) -> float:
     """1.0 when a reference is contained in one of the first ``k`` contexts, else 0.0; NaN when no
-    reference has a non-empty form."""
+    reference has a non-empty form.
+
+    Args:
+        contexts: the retrieved passages in rank order.
+        references: the reference answer, or several.
+        k: how many of the first contexts are read.
+        normalization: the answer normalization (``squad`` default).
+
+    Returns:
+        1.0, 0.0 or NaN, as above.
+    """
     rank = first_containing([containment_form(c, normalization) for c in contexts[:k]],
                             reference_forms(references, normalization))
     return _contained(rank, k)
@@ -179,7 +198,15 @@ def _contained(rank: float, k: int) -> float:
 
 def answer_in_context_at(ranks: Sequence[float] | np.ndarray, ks: Sequence[int]) -> Mapping[str, np.ndarray]:
     """Vectorized over queries: ``{"answer_in_context@k": 1.0 where rank <= k, 0.0 elsewhere, NaN
-    where the rank is NaN}`` from the ranks of :func:`first_containing`."""
+    where the rank is NaN}`` from the ranks of :func:`first_containing`.
+
+    Args:
+        ranks: per query, the rank of the first context holding a reference (NaN: none).
+        ks: the cut-offs.
+
+    Returns:
+        ``{"answer_in_context@k": array}`` per k, one value per query.
+    """
     ranks = np.asarray(ranks, dtype=float)
     undefined = np.isnan(ranks)
     return {f"{ANSWER_IN_CONTEXT}@{k}": np.where(undefined, np.nan, (ranks <= k).astype(float)) for k in ks}

@@ -64,6 +64,15 @@ def retrieval_scores(ground_truth: object, retrieved: object, k: int | None = No
 
     ``ground_truth``: flat list of ids, graded dict ``{id: grade}`` or groups ``[[id, ...], ...]``;
     ``retrieved``: ids in rank order (list, tuple or 1-D numpy array; later duplicates are dropped).
+
+    Args:
+        ground_truth: a flat list of ids, ``{id: grade}`` or groups ``[[id, ...], ...]``.
+        retrieved: ids in rank order.
+        k: the cut-off (None: the whole list).
+        convention: ``trec`` or ``autorag``.
+
+    Returns:
+        ``{metric: value or None}``.
     """
     evaluator = _convention(convention)
     parse_ground_truth(ground_truth, empty_groups=convention == "autorag")  # validates, naming "ground_truth"
@@ -93,6 +102,18 @@ def evaluate_run(qrels: Mapping[str, object], run: Run, metrics: Sequence[str] |
     ``ties="expected"`` gives every metric's expected value over all orders of the tied ids
     (McSherry & Najork 2008, :mod:`evaluation.ties`; trec convention only). At the document level
     a document then scores its best chunk's score, and documents with equal scores tie.
+
+    Args:
+        qrels: ``{qid: {doc_id: grade}}`` (or per query a flat list / groups).
+        run: ``{qid: {doc_id: score}}``.
+        metrics: metric names (``ndcg@10``, ``mrr`` ...), a list or one string.
+        convention: ``trec`` or ``autorag``.
+        level: ``chunk`` or ``document``.
+        chunk_to_doc: chunk id -> document id (``level="document"`` only).
+        ties: ``id`` or ``expected``.
+
+    Returns:
+        One row per query (index ``qid``), one column per metric.
     """
     evaluator = _convention(convention)
     specs = list({spec.column: spec for spec in map(parse_metric, [metrics] if isinstance(metrics, str) else metrics)}.values())

@@ -16,7 +16,16 @@ def _document_of(chunk_id: str, chunk_to_doc: Mapping[str, str], where: str) -> 
 
 
 def to_document_ranking(chunk_ids: Sequence[str], chunk_to_doc: Mapping[str, str], where: str = "retrieved") -> list[str]:
-    """Document ids in rank order of their first (best-ranked) chunk, each once."""
+    """Document ids in rank order of their first (best-ranked) chunk, each once.
+
+    Args:
+        chunk_ids: chunk ids in rank order.
+        chunk_to_doc: chunk id -> document id.
+        where: what the ids are, named in the error for an unknown chunk.
+
+    Returns:
+        Document ids in rank order.
+    """
     return list(dict.fromkeys(_document_of(chunk_id, chunk_to_doc, where) for chunk_id in chunk_ids))
 
 
@@ -35,7 +44,16 @@ def to_document_run(run: Run, chunk_to_doc: Mapping[str, str], ties: str = "id")
     descending), each document keeps its first chunk's place, and the new scores (list length -
     position) preserve that order exactly. ``ties="expected"``: a document's score is its best
     chunk's score, so documents whose best chunks tie stay tied (the tie-aware metrics then
-    average over their orders)."""
+    average over their orders).
+
+    Args:
+        run: ``{qid: {chunk_id: score}}``.
+        chunk_to_doc: chunk id -> document id.
+        ties: ``id`` or ``expected``.
+
+    Returns:
+        ``{qid: {doc_id: score}}``.
+    """
     if ties == "expected":
         return {qid: _best_chunk_scores(scores, chunk_to_doc, f"run[{qid!r}]") for qid, scores in run.items()}
     return ranked_lists_to_run(

@@ -134,7 +134,14 @@ class MetricSpec:
 
 
 def parse_metric(text: str) -> MetricSpec:
-    """Parse ``name`` or ``name@k``; unknown names and bad cut-offs raise ``ValueError``."""
+    """Parse ``name`` or ``name@k``; unknown names and bad cut-offs raise ``ValueError``.
+
+    Args:
+        text: ``name`` or ``name@k``.
+
+    Returns:
+        The metric's :class:`MetricSpec`.
+    """
     if not isinstance(text, str):
         raise ValueError(f"metric: expected a name like 'ndcg@10', got {text!r}")
     name, _, cutoff = text.strip().lower().partition("@")

@@ -42,7 +42,14 @@ def ranking_score(score: float) -> float:
 
 
 def ranked_ids(scores: Mapping[str, float]) -> list[str]:
-    """The ids of one query's ``{doc_id: score}`` in rank order: float32 score descending, then doc id descending."""
+    """The ids of one query's ``{doc_id: score}`` in rank order: float32 score descending, then doc id descending.
+
+    Args:
+        scores: one query's ``{doc_id: score}``.
+
+    Returns:
+        The ids in rank order.
+    """
     ranked = sorted(scores.items(), key=lambda item: (ranking_score(item[1]), item[0]), reverse=True)
     return [doc_id for doc_id, _ in ranked]
 
@@ -52,6 +59,12 @@ def ranked_lists_to_run(ranked: Mapping[str, Sequence[str]]) -> dict[str, dict[s
 
     Use it to evaluate rankings whose own scores tie (e.g. a retriever that broke ties its own
     way) without the evaluator re-ordering them. Later duplicates of an id are dropped.
+
+    Args:
+        ranked: ``{qid: [doc_id, ...]}`` in rank order.
+
+    Returns:
+        ``{qid: {doc_id: score}}``.
     """
     run: dict[str, dict[str, float]] = {}
     for qid, ids in ranked.items():
@@ -194,6 +207,16 @@ def prepare_run(qrels: Mapping[str, dict[str, float]], run: Mapping[str, dict[st
     in a score tie fall back to a Python scan of their own query. ``ties="expected"`` keeps the
     tie groups instead (rank = 1 + ids scored higher, and the group's size; no Python scan), for
     the tie-aware metrics of :mod:`evaluation.ties`.
+
+    Args:
+        qrels: ``{qid: {doc_id: grade}}`` as from :func:`parse_qrels`.
+        run: ``{qid: {doc_id: score}}`` as from :func:`check_run`.
+        qids: the queries, in order.
+        groups: the qrels' answer groups, if any.
+        ties: ``id`` or ``expected``.
+
+    Returns:
+        The relevant ids' ranks and grades per query.
     """
     empty: dict[str, float] = {}
     judged = [qrels.get(qid, empty) for qid in qids]

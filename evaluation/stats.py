@@ -223,20 +223,48 @@ def _randomization_pvalues(diffs: Sequence[np.ndarray], n_resamples: int, seed: 
 
 
 def bootstrap_ci(values: object, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean; (nan, nan) without defined values."""
+    """Percentile bootstrap CI of the mean; (nan, nan) without defined values.
+
+    Args:
+        values: the per-query values (NaN ignored).
+        confidence: the interval's coverage.
+        n_resamples: bootstrap samples.
+        seed: the random seed.
+
+    Returns:
+        ``(low, high)``.
+    """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence: expected a number in (0, 1), got {confidence!r}")
     return _bootstrap_cis([_defined(values, "values")], confidence, n_resamples, seed)[0]
 
 
 def paired_randomization_test(a: object, b: object, n_resamples: int = 10_000, seed: int = 0) -> float:
-    """Two-sided p-value of the sign-flip randomization test of mean(a - b) = 0."""
+    """Two-sided p-value of the sign-flip randomization test of mean(a - b) = 0.
+
+    Args:
+        a: the first method's per-query values.
+        b: the second's, paired with ``a``.
+        n_resamples: Monte Carlo samples when the exact test is too large.
+        seed: the random seed.
+
+    Returns:
+        The p-value.
+    """
     return _randomization_pvalues([_pairs(a, b)], n_resamples, seed)[0]
 
 
 def paired_t_test(a: object, b: object) -> float:
     """Two-sided paired t-test p-value; NaN with fewer than 2 pairs. When the differences are constant
-    (spread <= 1e-12, i.e. float noise; the t statistic is then 0/0 or ±inf): 1.0 if they are 0, else 0.0."""
+    (spread <= 1e-12, i.e. float noise; the t statistic is then 0/0 or ±inf): 1.0 if they are 0, else 0.0.
+
+    Args:
+        a: the first method's per-query values.
+        b: the second's, paired with ``a``.
+
+    Returns:
+        The p-value.
+    """
     return _t_test_p(_pairs(a, b))
 
 
@@ -249,7 +277,14 @@ def _t_test_p(diff: np.ndarray) -> float:
 
 
 def holm_adjust(p_values: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p-values: p_(i) * (m - i + 1), cumulative max, capped at 1 (NaN kept)."""
+    """Holm's step-down adjusted p-values: p_(i) * (m - i + 1), cumulative max, capped at 1 (NaN kept).
+
+    Args:
+        p_values: the family's raw p-values.
+
+    Returns:
+        The adjusted p-values, in the input order.
+    """
     p = np.asarray(p_values, dtype=np.float64)
     adjusted = np.full(len(p), np.nan)
     defined = np.flatnonzero(~np.isnan(p))
@@ -267,7 +302,15 @@ POWER = 0.8
 
 def smallest_p(n: int, n_resamples: int = 10_000) -> float:
     """The smallest two-sided p-value :func:`paired_randomization_test` can return on n pairs:
-    2**(1 - n) when exact (2**n <= n_resamples), 1 / (n_resamples + 1) by Monte Carlo; NaN for n = 0."""
+    2**(1 - n) when exact (2**n <= n_resamples), 1 / (n_resamples + 1) by Monte Carlo; NaN for n = 0.
+
+    Args:
+        n: pairs.
+        n_resamples: Monte Carlo samples.
+
+    Returns:
+        The p-value.
+    """
     if n <= 0:
         return np.nan
     return 2.0 ** (1 - n) if 2**n <= n_resamples else 1.0 / (n_resamples + 1)
@@ -275,14 +318,34 @@ def smallest_p(n: int, n_resamples: int = 10_000) -> float:
 
 def smallest_adjusted_p(n: int, m: int, n_resamples: int = 10_000, correction: str | None = "holm") -> float:
     """The smallest p-value after the correction over ``m`` tests that a test on ``n`` pairs can reach:
-    min(1, m * smallest_p(n)) under Holm (or Bonferroni), smallest_p(n) without correction."""
+    min(1, m * smallest_p(n)) under Holm (or Bonferroni), smallest_p(n) without correction.
+
+    Args:
+        n: pairs.
+        m: tests in the family.
+        n_resamples: Monte Carlo samples.
+        correction: ``holm``, ``bonferroni`` or None.
+
+    Returns:
+        The p-value.
+    """
     raw = smallest_p(n, n_resamples)
     return float(min(1.0, max(m, 1) * raw)) if correction == "holm" else raw
 
 
 def pairs_needed(m: int, alpha: float = 0.05, n_resamples: int = 10_000, correction: str | None = "holm") -> int | None:
     """The smallest n at which a test in a family of ``m`` can reach p < alpha after the correction
-    (None when even Monte Carlo's floor 1 / (n_resamples + 1) cannot)."""
+    (None when even Monte Carlo's floor 1 / (n_resamples + 1) cannot).
+
+    Args:
+        m: tests in the family.
+        alpha: the significance level.
+        n_resamples: Monte Carlo samples.
+        correction: ``holm``, ``bonferroni`` or None.
+
+    Returns:
+        The number of pairs, or None.
+    """
     for n in range(1, 64):
         if smallest_adjusted_p(n, m, n_resamples, correction) < alpha:
             return n
@@ -308,7 +371,16 @@ def _noncentrality(df: int, level: float, power: float) -> float:
 def minimum_detectable_difference(diffs: object, level: float, power: float = POWER) -> float:
     """The true mean paired difference the two-sided paired t-test at ``level`` detects with
     probability ``power``, from the spread of the observed differences: δ* s / sqrt(n) (s with ddof 1,
-    δ* from the non-central t). NaN with fewer than 2 defined differences or no spread."""
+    δ* from the non-central t). NaN with fewer than 2 defined differences or no spread.
+
+    Args:
+        diffs: the observed paired differences (NaN ignored).
+        level: the test's significance level.
+        power: the wanted probability of detection.
+
+    Returns:
+        The difference, in the metric's units.
+    """
     diff = _defined(diffs, "diffs")
     if len(diff) < 2 or not 0 < level < 1:
         return np.nan
@@ -333,6 +405,21 @@ def compare_methods(per_query: pd.DataFrame, metric: str, method_col: str = "met
     p_adjusted being the Holm-adjusted randomization
     p-value (or the raw one with ``correction=None``). Holm's correction is over the method pairs of
     this metric. See :func:`compare_metrics` for several metrics at once.
+
+    Args:
+        per_query: one row per (method, query) with a column ``metric``.
+        metric: the metric column.
+        method_col: the method column.
+        query_col: the query id column.
+        confidence: the CIs' coverage.
+        n_resamples: bootstrap and randomization samples.
+        seed: the random seed.
+        alpha: the significance level.
+        correction: ``holm``, ``bonferroni`` or None.
+        control: compare every method with this one only (None: all pairs).
+
+    Returns:
+        ``(summary, pairwise)`` as described above.
     """
     return compare_metrics(per_query, [metric], method_col, query_col, confidence, n_resamples, seed, alpha,
                            correction, control)[metric]
@@ -343,7 +430,23 @@ def compare_metrics(per_query: pd.DataFrame, metrics: Sequence[str], method_col:
                     alpha: float = 0.05, correction: str | None = "holm",
                     control: str | None = None) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
     """:func:`compare_methods` of every metric in ``metrics``, by metric: the same tables, computed
-    together (one matrix product per sample size for all metrics' bootstraps, one for their tests)."""
+    together (one matrix product per sample size for all metrics' bootstraps, one for their tests).
+
+    Args:
+        per_query: as for :func:`compare_methods`.
+        metrics: the metric columns.
+        method_col: the method column.
+        query_col: the query id column.
+        confidence: the CIs' coverage.
+        n_resamples: bootstrap and randomization samples.
+        seed: the random seed.
+        alpha: the significance level.
+        correction: ``holm``, ``bonferroni`` or None.
+        control: as for :func:`compare_methods`.
+
+    Returns:
+        ``{metric: (summary, pairwise)}``.
+    """
     metrics = list(dict.fromkeys(metrics))
     missing = [column for column in (method_col, query_col, *metrics) if column not in per_query.columns]
     if missing:

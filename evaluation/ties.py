@@ -276,7 +276,15 @@ def ties_crossing(run: Run, cutoffs: Iterable[int]) -> dict[str, bool]:
     of the ``cutoffs`` k, i.e. holds ids both at ranks <= k and at ranks > k, so that the id rule,
     not the scores, decides which of them make the top k (a ``None`` cut-off, the whole list, is
     never crossed). Vectorized: each row of scores is sorted descending once and, for each k, the
-    k-th and (k+1)-th scores are compared."""
+    k-th and (k+1)-th scores are compared.
+
+    Args:
+        run: ``{qid: {doc_id: score}}``.
+        cutoffs: the cut-offs k (None: the whole list).
+
+    Returns:
+        ``{qid: crossed}``.
+    """
     run = check_run(run)
     qids = list(run)
     ks = sorted({check_cutoff(k, "cutoffs") for k in cutoffs} - {None})

@@ -56,7 +56,14 @@ def _store(table: dict[str, dict[str, float]], qid: str, doc_id: str, value: flo
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    """``{qid: {doc_id: grade}}`` from a TREC qrels file (integer grades)."""
+    """``{qid: {doc_id: grade}}`` from a TREC qrels file (integer grades).
+
+    Args:
+        path: the qrels file.
+
+    Returns:
+        ``{qid: {doc_id: grade}}``.
+    """
     qrels: dict[str, dict[str, int]] = {}
     for line, (qid, _iteration, doc_id, grade) in _records(path, 4, "qid iteration doc_id grade"):
         _store(qrels, qid, doc_id, _number(grade, path, line, "grade", int), path, line)
@@ -64,7 +71,14 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
 
 
 def read_run(path: str | Path) -> dict[str, dict[str, float]]:
-    """``{qid: {doc_id: score}}`` from a TREC run file."""
+    """``{qid: {doc_id: score}}`` from a TREC run file.
+
+    Args:
+        path: the run file.
+
+    Returns:
+        ``{qid: {doc_id: score}}``.
+    """
     run: dict[str, dict[str, float]] = {}
     for line, (qid, _q0, doc_id, rank, score, _tag) in _records(path, 6, "qid Q0 doc_id rank score tag"):
         _number(rank, path, line, "rank", int)
@@ -93,6 +107,12 @@ def encode_trec_id(identifier: str) -> str:
     Injective (see the module docstring): ``decode_trec_id(encode_trec_id(i)) == i`` for every
     non-empty string, and an id without such characters is returned unchanged. An empty id has no
     TREC form and raises ``ValueError``.
+
+    Args:
+        identifier: a non-empty id.
+
+    Returns:
+        The id as written in a TREC file.
     """
     if not identifier:
         raise ValueError("an empty id cannot be written to a TREC file")
@@ -104,6 +124,12 @@ def decode_trec_id(text: str) -> str:
 
     A backslash that does not start a ``\\xHH`` / ``\\uHHHH`` escape raises ``ValueError``: the text
     was not produced by the encoder.
+
+    Args:
+        text: an id as written in a TREC file.
+
+    Returns:
+        The original id.
     """
     def unescape(match: re.Match[str]) -> str:
         code = match.group(1) or match.group(2)
@@ -129,7 +155,15 @@ def _check_field(text: str, what: str) -> str:
 
 
 def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | Path) -> Path:
-    """Write ``{qid: {doc_id: grade}}`` as a TREC qrels file (grades must be integers)."""
+    """Write ``{qid: {doc_id: grade}}`` as a TREC qrels file (grades must be integers).
+
+    Args:
+        qrels: ``{qid: {doc_id: grade}}``, integer grades.
+        path: the file to write.
+
+    Returns:
+        ``path``.
+    """
     lines = []
     for qid, grades in qrels.items():
         for doc_id, grade in grades.items():
@@ -143,7 +177,17 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | Path) -> Pat
 def write_run(run: Run, path: str | Path, tag: str = "rag-bench", keep_order: bool = False) -> Path:
     """Write ``{qid: {doc_id: score}}`` as a TREC run file, scores with full precision, in rank
     order: trec_eval's (:func:`ranked_ids`), or with ``keep_order`` each mapping's own order (a
-    ranking whose ties were broken by another rule; its scores must not increase, compared as float32)."""
+    ranking whose ties were broken by another rule; its scores must not increase, compared as float32).
+
+    Args:
+        run: ``{qid: {doc_id: score}}``.
+        path: the file to write.
+        tag: the run tag (last column).
+        keep_order: write each mapping's own order instead of trec_eval's.
+
+    Returns:
+        ``path``.
+    """
     _check_field(tag, "run tag")
     lines = []
     for qid, scores in run.items():
