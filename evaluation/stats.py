@@ -433,16 +433,9 @@ def compare_metrics(per_query: pd.DataFrame, metrics: Sequence[str], method_col:
     together (one matrix product per sample size for all metrics' bootstraps, one for their tests).
 
     Args:
-        per_query: as for :func:`compare_methods`.
         metrics: the metric columns.
-        method_col: the method column.
-        query_col: the query id column.
-        confidence: the CIs' coverage.
-        n_resamples: bootstrap and randomization samples.
-        seed: the random seed.
-        alpha: the significance level.
-        correction: ``holm``, ``bonferroni`` or None.
-        control: as for :func:`compare_methods`.
+        per_query, method_col, query_col, confidence, n_resamples, seed, alpha, correction, control: as
+            for :func:`compare_methods`.
 
     Returns:
         ``{metric: (summary, pairwise)}``.
