@@ -166,3 +166,15 @@ def test_hyde_with_a_failed_generation_stops_naming_the_method(stand_in, minilm,
     retriever.use(services(stand_in, tmp_path, max_retries=0))
     with pytest.raises(BenchError, match=r"retriever 'hyde': 1 of 1 hyde generations failed for good"):
         retriever.search([question], 7)
+
+
+@pytest.mark.slow  # loads the real embedding model
+def test_hyde_whose_every_reply_echoes_the_question_fails_that_questions_stage(stand_in, minilm, make_chunks, tmp_path):
+    """issue 44: a reply that only echoes the question made plain dense retrieval under hyde's name."""
+    prompt = reply("Capital of JAPAN?") + " {question}"
+    retriever = DenseRetriever("hyde_echo", DenseParams(search="exact", query={"type": "hyde", "user_prompt": prompt}),
+                               encoder=minilm)
+    retriever.index(make_chunks(TEXTS), IndexStorage.under(tmp_path, "hyde_echo"))
+    retriever.use(services(stand_in, tmp_path))
+    [ranking] = retriever.search(["capital of Japan"], 7)
+    assert ranking.chunk_ids == [] and ranking.failed.startswith("hyde: no reply is a passage") and ranking.llm_calls == 1

@@ -35,17 +35,17 @@ NO_USABLE_LINE = "multi_query: the reply holds no usable line (each is empty, a 
 
 def paraphrases(reply: str, question: str, n: int) -> list[str]:
     """The usable lines of a reply (module docstring), at most ``n``."""
-    seen = {_words(question)}
+    seen = {words(question)}
     found = []
     for line in reply.splitlines():
         text = _LIST_MARKER.sub("", line).strip()
-        if _words(text) and _words(text) not in seen:
-            seen.add(_words(text))
+        if words(text) and words(text) not in seen:
+            seen.add(words(text))
             found.append(text)
     return found[:n]
 
 
-def _words(text: str) -> str:
+def words(text: str) -> str:
     """``text``'s words, case-folded, one space apart: a line that differs from the question (or from
     another line) only in case, punctuation or spacing is the same line."""
     return " ".join(_WORD.findall(text.casefold()))
