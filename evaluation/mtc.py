@@ -25,10 +25,29 @@ method whatever the unjudged chunks turn out to be: ``lower(leader - X) > 0``, o
 longer differ (``lower == upper == 0``: a tie that no grade can break). Then no judgment left can
 change which method is best on the primary metric.
 
-*Priority* (:meth:`PoolDecision.weight`): MTC judges next the chunk whose grade moves an undecided
-difference most: ``sum over the undecided pairs (leader, X) of |c_u|`` for the chunk's unit, divided
-by the question's count (each question weighs 1/n in a mean); a chunk that can no longer change its
-unit's grade weighs 0.
+*Confident* (Carterette, Allan & Sitaraman's confidence): the bounds assume every unjudged chunk
+may be the best one, so over hundreds of questions they close only once nearly the whole pool is
+judged. MTC's own stopping rule reads the unjudged grades as random instead: an open unit's grade
+follows the grades judged so far at the same *best rank* (its best rank over the methods; add-one
+smoothing over the scale, at least the grade its judged chunks already give it), and the mean
+difference is approximately normal with ``mean = sum_q sum_u c_u E[g_u] / N_q / n`` and
+``var = sum_q sum_u c_u^2 Var[g_u] / N_q^2 / n^2`` (``N_q`` the ideal DCG of the expected grades)
+plus the uncertainty of each best rank's grade rate, which every open unit of that rank shares
+(``sum_b (sum_{u at b} c_u / N_q / n)^2 Var(rate_b)``, the Dirichlet posterior's). Only questions
+with a judgment are read this way; the others are taken as a sample's (the judged questions'
+spread over their count, finite-population corrected, read with Student's t; at least
+:data:`MIN_JUDGED_QUESTIONS` judged questions), never as the rate prior's guess: a prior
+by rank alone favours the methods that agree with the others, not the ones that find answers.
+The recommendation is decided *with 95% confidence* when ``P(leader - X > 0) >= 1 - 0.05 / (m - 1)``
+for every other method X of the m (Bonferroni over the leader's comparisons; or the pair is fixed by
+the bounds), and decided *for certain* by the bounds.
+
+*Priority* (:meth:`PoolDecision.chunk_weights`): MTC judges next the chunk whose grade is expected
+to shrink the uncertainty of an undecided pair (leader, X) most, summed over those pairs: the unit's
+``c_u^2 Var(g_u) / N_q^2``, and, for a question nobody judged yet, what one more judged question
+takes off the sampling variance minus what its other open units add. A chunk that can no longer
+change its unit's grade weighs 0. So it judges first where the methods disagree near the top of
+their lists, question after question, and leaves alone what cannot move the verdict.
 """
 
 from __future__ import annotations
@@ -41,6 +60,9 @@ from itertools import combinations
 import numpy as np
 
 MAX_GRADE = 3
+CONFIDENCE = 0.95
+LOOKAHEAD = 3  # a question not judged yet is weighed with its 3 most telling open units judged
+MIN_JUDGED_QUESTIONS = 10  # fewer judged questions than this (or than the set has): no confidence yet
 
 
 def discount(rank: int) -> float:
@@ -154,8 +176,10 @@ class Decision:
     leader: str
     means: dict[str, float]
     pairs: list[PairState]  # (leader, other) for every other method
-    decided: bool
+    decided: bool  # for certain: by the bounds
     tied_with: list[str]  # methods the leader can no longer be told apart from
+    confidence: dict[str, float] = field(default_factory=dict)  # other -> P(leader - other > 0)
+    confident: bool = False  # decided with CONFIDENCE (or for certain)
 
 
 class PoolDecision:
@@ -172,6 +196,8 @@ class PoolDecision:
         self.k = k
         self.max_grade = max_grade
         self.pairs = list(combinations(self.methods, 2))
+        # the leader must beat each of the others: Bonferroni over those comparisons
+        self.pair_confidence = 1.0 - (1.0 - CONFIDENCE) / max(len(self.methods) - 1, 1)
         self.qids = list(self.pools)
         self.row = {qid: i for i, qid in enumerate(self.qids)}
         self.grades: dict[str, dict[str, int]] = {qid: {} for qid in self.qids}
@@ -182,11 +208,15 @@ class PoolDecision:
         self.bounds: dict[str, dict[str, tuple[int, int]]] = {}
         self.coef = {qid: [_coefficients(pool.lists.get(a, []), pool.lists.get(b, []), k) for a, b in self.pairs]
                      for qid, pool in self.pools.items()}  # rankings are fixed: computed once
+        self._build_model()
         for qid in self.qids:
             self._update(qid)
 
     def judge(self, qid: str, chunk: str, grade: int | None) -> None:
         """Record a grade (0..max_grade) or a "can't tell" (None) of a pooled or outside chunk."""
+        position = self.chunk_position.get((qid, chunk)) if hasattr(self, "chunk_position") else None
+        if position is not None:
+            self.chunk_open[position] = False
         if grade is None:
             self.grades[qid].pop(chunk, None)
             self.settled[qid].add(chunk)
@@ -195,10 +225,124 @@ class PoolDecision:
             self.settled[qid].discard(chunk)
         self._update(qid)
 
+    def _build_model(self) -> None:
+        """The arrays of the confidence model: every unit of every question, its best rank, and
+        every nonzero coefficient as an entry (question x pair row, unit, coefficient)."""
+        self.unit_index: dict[tuple[str, str], int] = {}
+        unit_row, unit_col, best_rank = [], [], []
+        for qid in self.qids:
+            pool = self.pools[qid]
+            units = list(dict.fromkeys([*pool.chunk_unit.values(), *(u for r in pool.lists.values() for u in r[:self.k])]))
+            for col, unit in enumerate(units):
+                self.unit_index[(qid, unit)] = len(unit_row)
+                unit_row.append(self.row[qid])
+                unit_col.append(col)
+                ranks = [r.index(unit) + 1 for r in pool.lists.values() if unit in r[:self.k]]
+                best_rank.append(min(ranks) if ranks else self.k + 1)
+        self.unit_row, self.unit_col = np.array(unit_row, dtype=int), np.array(unit_col, dtype=int)
+        self.bucket = np.zeros(len(best_rank), dtype=int)  # one grade rate for every unit (see "Confident")
+        self.best_rank = np.array(best_rank, dtype=int)
+        width = int(self.unit_col.max()) + 1 if len(unit_col) else 1
+        self.width = max(width, 1)
+        self.unit_lo = np.zeros(len(unit_row))
+        self.unit_open = np.ones(len(unit_row), dtype=bool)
+        entries = [(self.row[qid] * len(self.pairs) + j, self.unit_index[(qid, u)], c)
+                   for qid in self.qids for j, coef in enumerate(self.coef[qid]) for u, c in coef.items() if c != 0.0]
+        self.e_row = np.array([e[0] for e in entries], dtype=int)
+        self.e_unit = np.array([e[1] for e in entries], dtype=int)
+        self.e_coef = np.array([e[2] for e in entries], dtype=float)
+        self.chunk_items = [(qid, chunk) for qid in self.qids for chunk in self.pools[qid].chunk_unit]
+        self.chunk_position = {item: i for i, item in enumerate(self.chunk_items)}
+        self.chunk_unit_index = np.array([self.unit_index[(q, self.pools[q].chunk_unit[c])] for q, c in self.chunk_items],
+                                         dtype=int)
+        self.chunk_open = np.ones(len(self.chunk_items), dtype=bool)
+        self.outside_ideal = np.array([ideal_dcg(self.pools[q].outside.values(), self.k) for q in self.qids])
+        self.discounts = np.array([discount(r) for r in range(1, self.width + 2)])
+
+    def _bucket_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per best rank: the smoothed grade distribution of the closed units there, and the variance
+        of its mean (a Dirichlet posterior's: ``Var(g) / (n + scale + 1)``)."""
+        scale = self.max_grade + 1
+        closed = ~self.unit_open
+        counts = np.ones((self.k + 1, scale))  # add-one smoothing per best rank
+        np.add.at(counts, (self.bucket[closed], self.unit_lo[closed].astype(int)), 1.0)
+        total = counts.sum(axis=1, keepdims=True)
+        probs = counts / total
+        grades = np.arange(scale, dtype=float)
+        mean = probs @ grades
+        spread = probs @ grades ** 2 - mean ** 2
+        return probs, spread / (total[:, 0] + 1.0)
+
+    def grade_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per unit: the expected grade and its variance (module docstring, "Confident"); a closed
+        unit's grade is known (variance 0)."""
+        probs, _ = self._bucket_moments()
+        closed = ~self.unit_open
+        grades = np.arange(self.max_grade + 1, dtype=float)
+        dist = probs[self.bucket]  # units x grades
+        effective = np.maximum(grades[None, :], self.unit_lo[:, None])  # at least what its judged chunks give
+        mean = (dist * effective).sum(axis=1)
+        var = (dist * effective ** 2).sum(axis=1) - mean ** 2
+        mean = np.where(closed, self.unit_lo, mean)
+        var = np.where(closed, 0.0, np.maximum(var, 0.0))
+        return mean, var
+
+    def _normalizers(self, mean: np.ndarray) -> np.ndarray:
+        """Per question: the ideal DCG@k of its expected grades (and outside grades), at least 1."""
+        matrix = np.zeros((len(self.qids), self.width))
+        matrix[self.unit_row, self.unit_col] = mean
+        best = -np.sort(-matrix, axis=1)[:, :self.k]
+        ideal = (best * self.discounts[:best.shape[1]]).sum(axis=1)
+        return np.maximum(np.maximum(ideal, self.outside_ideal), 1.0)
+
+    def _moments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        mean, var = self.grade_moments()
+        norm = self._normalizers(mean)
+        rows = len(self.qids) * len(self.pairs)
+        num = np.bincount(self.e_row, weights=self.e_coef * mean[self.e_unit], minlength=rows)
+        spread = np.bincount(self.e_row, weights=self.e_coef ** 2 * var[self.e_unit], minlength=rows)
+        q_norm = np.repeat(norm, len(self.pairs))
+        return (num / q_norm).reshape(len(self.qids), -1), (spread / q_norm ** 2).reshape(len(self.qids), -1), \
+            mean, var, norm
+
+    def confidence(self) -> dict[tuple[str, str], float]:
+        """Per pair (a, b): P(a beats b on the whole set once every pooled chunk is judged) under
+        the model (module docstring, "Confident"). Only the questions with a judgment are read: each
+        gives its expected difference (its open units at their best rank's grade rate), and the
+        questions nobody judged yet are taken as the judged ones' like (a sample of the set: the
+        judged questions' spread over their count, with the finite-population correction), so
+        that no verdict ever rests on the rate prior of questions nobody looked at."""
+        from scipy.stats import t as student
+
+        mu, var, _, _, norm = self._moments()
+        _, rate_var = self._bucket_moments()
+        pairs = len(self.pairs)
+        judged = self.judged_questions()
+        count, total = int(judged.sum()), len(self.qids)
+        out = {}
+        if count < min(MIN_JUDGED_QUESTIONS, total):
+            return {pair: 0.5 for pair in self.pairs}
+        in_judged = judged[self.e_row // pairs] & self.unit_open[self.e_unit]
+        weight = np.where(in_judged, self.e_coef / norm[self.e_row // pairs], 0.0)
+        shared = np.zeros((pairs, self.k + 1))
+        np.add.at(shared, (self.e_row % pairs, self.bucket[self.e_unit]), weight)
+        for j, pair in enumerate(self.pairs):
+            d = mu[judged, j]
+            sampling = d.var(ddof=1) / count * (1.0 - count / total) if count > 1 else 0.0
+            within = var[judged, j].sum() / count ** 2 + float((shared[j] / count) ** 2 @ rate_var)
+            m, v = float(d.mean()), sampling + within
+            out[pair] = float(student.cdf(m / np.sqrt(v), df=max(count - 1, 1))) if v > 0 else (
+                1.0 if m > 0 else 0.0 if m < 0 else 0.5)
+        return out
+
     def _update(self, qid: str) -> None:
         pool, i = self.pools[qid], self.row[qid]
         bounds = unit_grade_bounds(pool, self.grades[qid], self.settled[qid], self.max_grade)
         self.bounds[qid] = bounds
+        for unit, (lo, hi) in bounds.items():
+            index = self.unit_index.get((qid, unit))
+            if index is not None:
+                self.unit_lo[index], self.unit_open[index] = lo, hi > lo
         for j, (a, b) in enumerate(self.pairs):
             self.lower[i, j], self.point[i, j], self.upper[i, j] = difference_bounds(
                 pool.lists.get(a, []), pool.lists.get(b, []), bounds, pool.outside, self.k)
@@ -220,25 +364,57 @@ class PoolDecision:
         pairs = [self.pair_state(leader, other) for other in self.methods if other != leader]
         decided = all(p.lower > 0 or p.lower == p.upper for p in pairs)  # the leader's lead can no longer be lost
         tied = [p.b for p in pairs if p.lower == p.upper == 0.0]
-        return Decision(leader, means, pairs, decided, tied)
+        probability = self.confidence()
+        confidence = {p.b: (1.0 if p.lower > 0 else probability[(leader, p.b)] if (leader, p.b) in probability
+                            else 1.0 - probability[(p.b, leader)]) for p in pairs}
+        confident = decided or all(p.lower == p.upper or confidence[p.b] >= self.pair_confidence for p in pairs)
+        return Decision(leader, means, pairs, decided, tied, confidence, confident)
+
+    def judged_questions(self) -> np.ndarray:
+        """Per question: whether any of its chunks has a grade."""
+        return np.array([bool(self.grades[q]) for q in self.qids], dtype=bool)
+
+    def chunk_weights(self, decision: Decision | None = None) -> np.ndarray:
+        """MTC's priority of every pooled chunk, in :attr:`chunk_items` order (module docstring,
+        "Priority"): how much its grade is expected to shrink the variance of the undecided pairs'
+        differences. In a question already judged, ``c_u^2 Var(g_u) / N_q^2``; in a question not yet
+        judged, that plus what one more judged question takes off the sampling variance (the judged
+        questions' spread ``s^2``) minus the uncertainty its other open units bring in. 0 for a
+        chunk judged, or one that can move no undecided pair."""
+        decision = decision or self.decision()
+        undecided = [self._pair_index(p.a, p.b) for p in decision.pairs
+                     if not (p.fixed or decision.confidence.get(p.b, 0.0) >= self.pair_confidence)]
+        if not undecided or not len(self.e_row):
+            return np.zeros(len(self.chunk_items))
+        mu, within, _, var, norm = self._moments()
+        judged = self.judged_questions()
+        pairs = len(self.pairs)
+        q_of, pair_of = self.e_row // pairs, self.e_row % pairs
+        chosen = np.isin(pair_of, undecided) & self.unit_open[self.e_unit]
+        own = self.e_coef ** 2 * var[self.e_unit] / norm[q_of] ** 2
+        spread = np.array([mu[judged, j].var(ddof=1) if judged.sum() >= MIN_JUDGED_QUESTIONS else 1.0
+                           for j in range(pairs)])
+        # a question joins with its LOOKAHEAD most telling open units judged: what it leaves open after that
+        order = np.lexsort((-own, self.e_row))
+        first = np.r_[True, self.e_row[order][1:] != self.e_row[order][:-1]]
+        starts = np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))
+        top = np.zeros(len(order), dtype=bool)
+        top[order] = (np.arange(len(order)) - starts) < LOOKAHEAD
+        ahead = np.bincount(self.e_row[top], weights=own[top], minlength=len(self.qids) * pairs).reshape(-1, pairs)
+        left = np.maximum(within - ahead, 0.0)
+        joining = np.where(judged[q_of], 0.0, spread[pair_of] - left[q_of, pair_of])
+        gain = own + joining
+        unit_gain = np.bincount(self.e_unit[chosen], weights=gain[chosen], minlength=len(self.unit_row))
+        unit_gain = np.where(self.unit_open, np.maximum(unit_gain, 0.0), 0.0)
+        return unit_gain[self.chunk_unit_index] * self.chunk_open
+
+    def weight(self, qid: str, chunk: str, decision: Decision | None = None) -> float:
+        """MTC's priority of one chunk (see :meth:`chunk_weights`)."""
+        return float(self.chunk_weights(decision)[self.chunk_position[(qid, chunk)]])
 
     def is_open(self, qid: str, chunk: str) -> bool:
         """The chunk is neither judged nor settled."""
         return chunk not in self.grades[qid] and chunk not in self.settled[qid]
-
-    def weight(self, qid: str, chunk: str, decision: Decision | None = None) -> float:
-        """MTC's priority of an open chunk (module docstring); 0 once it can change nothing."""
-        pool = self.pools[qid]
-        unit = pool.chunk_unit.get(chunk)
-        if unit is None or not self.is_open(qid, chunk):
-            return 0.0
-        lo, hi = self.bounds[qid].get(unit, (0, 0))
-        if lo >= hi:
-            return 0.0
-        decision = decision or self.decision()
-        coef = self.coef[qid]
-        total = sum(abs(coef[self._pair_index(p.a, p.b)].get(unit, 0.0)) for p in decision.pairs if not p.fixed)
-        return total / max(len(self.qids), 1)
 
     def _pair_index(self, a: str, b: str) -> int:
         return self.pairs.index((a, b)) if (a, b) in self.pairs else self.pairs.index((b, a))
@@ -262,11 +438,10 @@ def depth_pool(lists: Mapping[str, Sequence[str]], k: int) -> list[str]:
 class JudgingOrder:
     """Which open (question, chunk) to judge next.
 
-    ``"mtc"``: the highest :meth:`PoolDecision.weight` (ties: a seeded random key), falling back to
-    depth order once no open chunk can move an undecided pair. ``"depth"``: question by question,
-    each question's pool in depth-pool order (:func:`depth_pool`). ``"random"``: a seeded shuffle of
-    every pooled chunk (for benchmarks). Weights are recomputed for every chunk only when the
-    leader or the set of undecided pairs changes, else only for the question just judged."""
+    ``"mtc"``: the highest :meth:`PoolDecision.chunk_weights` (ties: a seeded random key), falling
+    back to depth order once no open chunk can move an undecided pair. ``"depth"``: question by
+    question, each question's pool in the order given (``depth_orders``; default the pool's).
+    ``"random"``: a seeded shuffle of every pooled chunk (for benchmarks)."""
 
     def __init__(self, decision: PoolDecision, order: str = "mtc", seed: int = 0,
                  depth_orders: Mapping[str, Sequence[str]] | None = None):
@@ -278,37 +453,24 @@ class JudgingOrder:
                          for c in (depth_orders or {}).get(qid, list(decision.pools[qid].chunk_unit))]
         if order == "random":
             self.sequence = [self.sequence[i] for i in rng.permutation(len(self.sequence))]
-        self.key = {item: float(x) for item, x in zip(self.sequence, rng.random(len(self.sequence)))}
-        self._signature: tuple | None = None
-        self._weights: dict[tuple[str, str], float] = {}
-
-    def _refresh(self, changed: str | None) -> None:
-        decision = self.state.decision()
-        signature = (decision.leader, tuple(p.b for p in decision.pairs if not p.fixed))
-        if signature != self._signature:
-            self._signature = signature
-            self._weights = {item: self.state.weight(*item, decision) for item in self.sequence
-                             if self.state.is_open(*item)}
-        elif changed is not None:
-            for chunk in self.state.pools[changed].chunk_unit:
-                item = (changed, chunk)
-                if self.state.is_open(changed, chunk):
-                    self._weights[item] = self.state.weight(changed, chunk, decision)
-                else:
-                    self._weights.pop(item, None)
+        keys = rng.random(len(decision.chunk_items))
+        self.key = {item: float(x) for item, x in zip(decision.chunk_items, keys)}
+        self._keys = keys
 
     def judged(self, qid: str) -> None:
-        """Tell the order that ``qid`` got a judgment (after :meth:`PoolDecision.judge`)."""
-        if self.order == "mtc":
-            self._refresh(qid)
+        """Kept for callers that report judgments; weights are recomputed on every :meth:`next`."""
 
     def next(self, skip: set[tuple[str, str]] = frozenset()) -> tuple[str, str] | None:
         """The next open item not in ``skip``; None when every pooled chunk is judged or skipped."""
-        if self.order == "mtc":
-            if self._signature is None:
-                self._refresh(None)
-            best = max(((w, self.key[item], item) for item, w in self._weights.items()
-                        if w > 0 and item not in skip and self.state.is_open(*item)), default=None)
-            if best is not None:
-                return best[2]
+        if self.order == "mtc" and self.state.chunk_items:
+            weights = self.state.chunk_weights()
+            if skip:
+                weights = weights.copy()
+                for item in skip:
+                    if item in self.state.chunk_position:
+                        weights[self.state.chunk_position[item]] = 0.0
+            top = weights.max()
+            if top > 0:
+                candidates = np.flatnonzero(weights == top)
+                return self.state.chunk_items[candidates[np.argmax(self._keys[candidates])]]
         return next((item for item in self.sequence if item not in skip and self.state.is_open(*item)), None)

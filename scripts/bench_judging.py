@@ -92,14 +92,18 @@ def full_gold_leader(pool: Pool, name: str, gold: dict[str, dict[str, int]]) -> 
 
 
 def simulate(pool: Pool, name: str, gold: dict[str, dict[str, int]], order: str, noise: float, scale: int,
-             seed: int = 0) -> tuple[int, str, bool]:
-    """Judge in ``order`` until decided: (judgments made, the leader then, decided)."""
+             seed: int = 0, until: str = "confident") -> tuple[int, str, bool]:
+    """Judge in ``order`` until decided (``until``: "confident", the 95% rule, or "certain", the
+    bounds): (judgments made, the leader then, decided)."""
     questions = pool.set_questions(name)
     decision = PoolDecision({q.qid: pool.question_pool(q) for q in questions}, pool.methods, pool.k, scale)
     judging = JudgingOrder(decision, order, seed, {q.qid: pool.blind_order(q) for q in questions})
     rng = np.random.default_rng(seed + 1)
     made = 0
-    while not (state := decision.decision()).decided:
+    def done(state) -> bool:
+        return state.confident if until == "confident" else state.decided
+
+    while not done(decision.decision()):
         item = judging.next()
         if item is None:
             break
@@ -111,7 +115,7 @@ def simulate(pool: Pool, name: str, gold: dict[str, dict[str, int]], order: str,
         judging.judged(qid)
         made += 1
     state = decision.decision()
-    return made, state.leader, state.decided
+    return made, state.leader, done(state)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,18 +135,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{name}: {len(records)} questions, {pooled_chunks} pooled chunks (top {pool.top_k} of "
                   f"{', '.join(pool.methods)}); run {time.perf_counter() - began:.0f} s; full-gold nDCG@{pool.k}: "
                   + ", ".join(f"{m} {v:.3f}" for m, v in means.items()) + f" -> {leader}")
-            print(f"  {'order':<7} {'noise':>5} {'scale':>5} {'judgments':>9} {'of pool':>8} {'leader':<8} "
+            print(f"  {'until':<9} {'order':<7} {'noise':>5} {'scale':>5} {'judgments':>9} {'of pool':>8} {'leader':<8} "
                   f"{'decided':<7} same verdict")
             needed: dict[str, tuple[int, bool]] = {}
-            for order, noise, scale in [("mtc", 0.0, 1), ("depth", 0.0, 1), ("random", 0.0, 1), ("mtc", 0.0, 3),
-                                        ("mtc", NOISE, 1), ("depth", NOISE, 1)]:
+            runs = [("confident", "mtc", 0.0, 1), ("confident", "depth", 0.0, 1), ("confident", "random", 0.0, 1),
+                    ("confident", "mtc", 0.0, 3), ("confident", "mtc", NOISE, 1), ("confident", "depth", NOISE, 1),
+                    ("certain", "mtc", 0.0, 1), ("certain", "depth", 0.0, 1)]
+            for until, order, noise, scale in runs:
                 began = time.perf_counter()
-                made, found, decided = simulate(pool, name, gold, order, noise, scale)
+                made, found, decided = simulate(pool, name, gold, order, noise, scale, until=until)
                 same = decided and found == leader
-                if noise == 0 and scale == 1:
+                if noise == 0 and scale == 1 and until == "confident":
                     needed[order] = (made, same)
-                print(f"  {order:<7} {noise:>5.0%} {scale:>5} {made:>9} {made / pooled_chunks:>8.0%} {found:<8} "
-                      f"{'yes' if decided else 'no':<7} {'yes' if same else 'no'} ({time.perf_counter() - began:.1f} s)")
+                print(f"  {until:<9} {order:<7} {noise:>5.0%} {scale:>5} {made:>9} {made / pooled_chunks:>8.0%} "
+                      f"{found:<8} {'yes' if decided else 'no':<7} {'yes' if same else 'no'} "
+                      f"({time.perf_counter() - began:.1f} s)")
             ratio = needed["mtc"][0] / max(needed["depth"][0], 1)
             lines[name] = f"{name}: mtc/depth = {ratio:.2f}, same verdict: {'yes' if needed['mtc'][1] else 'no'}"
     print()

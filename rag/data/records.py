@@ -22,7 +22,8 @@ grade as gain; grade <= 0 is judged non-relevant). A set whose every question la
 (or has it empty) is *unjudged*: retrieved by every method, never scored until judged
 (``rag-bench judge``); a set mixing both is an error naming the first line that differs. A plain
 text file (``.txt``) holds one unjudged question a line, its id ``q`` + the first 8 hex digits of the
-SHA-256 of its text (so judgments stay with their question when lines move). ``answers`` defaults to ``[]``, ``type`` to the question set's name; every
+SHA-256 of its text (so judgments stay with their question when lines move). ``answers`` defaults
+to ``[]``, ``type`` to the question set's name; every
 other field goes to ``Question.metadata``.
 
 Every problem is reported through a :class:`ProblemLog`: it raises :class:`rag.errors.DataError`

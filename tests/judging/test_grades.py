@@ -139,7 +139,7 @@ def test_qrels_and_quepid_round_trip(run_copy: Path, tmp_path: Path) -> None:
         fresh.mkdir()
         (fresh / "pool.json").write_bytes((run_copy / "pool.json").read_bytes())
         count, judge = import_grades(fresh, out)
-        assert count == 12 and judge == f"grades"
+        assert count == 12 and judge == "grades"
         back = {(j.question_set, j.question_id, j.chunk_id): j.grade for j in read_judgments(fresh / JUDGMENTS_FILE).judgments}
         assert back == graded
     quepid = (tmp_path / "grades.quepid").read_text().splitlines()
