@@ -1,6 +1,10 @@
 """Settings for the whole test session."""
 
+import hashlib
 import os
+import shutil
+from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 
@@ -11,11 +15,35 @@ from rag.ort.build import MODEL_CACHE_ENV
 os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 
+def onnx_models_dir() -> Path:
+    """The test sessions' ONNX model directory: ``RAG_BENCH_TEST_MODEL_CACHE`` (default
+    ``~/.cache/rag-bench-tests/onnx-models``) under a key of everything that builds a model besides
+    what :func:`rag.ort.build.onnx_model` keys itself (model files, precision, recipe, opset): the
+    source of ``rag/ort`` and ``rag/encoders.py`` and the versions of torch, onnx and onnxruntime.
+    Other keys' directories are removed (one build kept per machine)."""
+    root = Path(__file__).resolve().parents[1] / "rag"
+    digest = hashlib.sha256()
+    for path in sorted([*(root / "ort").glob("*.py"), root / "encoders.py"]):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for package in ("torch", "onnx", "onnxruntime"):
+        digest.update(f"{package}={version(package)}".encode())
+    base = Path(os.environ.get("RAG_BENCH_TEST_MODEL_CACHE") or Path.home() / ".cache" / "rag-bench-tests" / "onnx-models")
+    directory = base / digest.hexdigest()[:24]
+    if base.is_dir():
+        for old in base.iterdir():
+            if old != directory and old.is_dir():
+                shutil.rmtree(old, ignore_errors=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
 @pytest.fixture(scope="session", autouse=True)
-def shared_onnx_models(tmp_path_factory):
-    """Every test's runs build and read the ONNX models in one temporary directory of this session
-    (``RAG_BENCH_MODEL_CACHE``, :func:`rag.ort.build.model_cache`): a model is exported once per
-    session instead of once per fresh ``cache_dir``, and never in the user's own shared directory."""
+def shared_onnx_models():
+    """Every test's runs build and read the ONNX models in one directory (``RAG_BENCH_MODEL_CACHE``,
+    :func:`rag.ort.build.model_cache`), never the user's own shared directory: a model is built once
+    per machine and build code (:func:`onnx_models_dir`), not once per fresh ``cache_dir`` or session
+    (the int8 build, calibration and GPTQ, takes about 70 s on 2 cores). Tests of the build itself
+    set their own directory."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(MODEL_CACHE_ENV, str(tmp_path_factory.mktemp("onnx-models")))
+        patch.setenv(MODEL_CACHE_ENV, str(onnx_models_dir()))
         yield
