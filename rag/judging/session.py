@@ -50,7 +50,8 @@ class SetState:
     decision: PoolDecision
     order: JudgingOrder
     judged: int = 0
-    decided_at: int | None = None
+    decided_at: int | None = None  # judgments when first decided with confidence
+    certain_at: int | None = None  # ... and for certain (the bounds)
 
 
 @dataclass
@@ -98,8 +99,12 @@ class JudgingSession:
         else:
             self.history.remove(key)
         self.history.append(key)
-        if state.decided_at is None and state.decision.decision().decided:
-            state.decided_at = state.judged
+        if state.decided_at is None or state.certain_at is None:
+            d = state.decision.decision()
+            if state.decided_at is None and d.confident:
+                state.decided_at = state.judged
+            if state.certain_at is None and d.decided:
+                state.certain_at = state.judged
 
     def grade_of(self, question_set: str, qid: str, chunk: str) -> int | str | None:
         """This judge's grade of the chunk, ``"cant_tell"``, or None when not judged."""
@@ -167,12 +172,14 @@ class JudgingSession:
                 p = paired_randomization_test(values[:, a], values[:, b], TEST_RESAMPLES, self.pool.seed) \
                     if len(values) else float("nan")
                 tests.append({"a": pair.a, "b": pair.b, "lower": pair.lower, "point": pair.point, "upper": pair.upper,
-                              "fixed": pair.fixed, "p": p})
+                              "fixed": pair.fixed, "p": p, "confidence": d.confidence.get(pair.b)})
             pooled = sum(len(q.pooled()) for q in state.questions)
             sets.append({
                 "name": name, "questions": len(state.questions), "pooled": pooled, "judged": state.judged,
                 "open": len(state.decision.open_chunks()), "leader": d.leader, "means": d.means,
-                "decided": d.decided, "decided_at": state.decided_at if d.decided else None,
+                "decided": d.confident, "decided_at": state.decided_at if d.confident else None,
+                "certain": d.decided, "certain_at": state.certain_at if d.decided else None,
+                "confidence_needed": state.decision.pair_confidence,
                 "tied_with": d.tied_with, "pairs": tests,
                 "metric": f"{'chunk:' if self.pool.level == 'chunk' else ''}ndcg@{self.pool.k}",
             })

@@ -80,6 +80,9 @@ def next_step(result: RunResult) -> str:
         return f"Next: grade the pool: rag-bench judge {run_dir}, then rag-bench rescore {run_dir}"
     dataset = result.manifest.get("config", {}).get("dataset") or {}
     recommendation = result.comparison.recommendation
+    if result.manifest.get("judged") and recommendation is not None and recommendation.outcome == CANNOT_JUDGE:
+        return ("Next: the judged questions cannot separate the methods yet (the warnings above say why): add "
+                "questions to the file, run again and judge the new pool, or grade more of this one")
     if dataset.get("format") == "files" and recommendation is not None and recommendation.outcome == CANNOT_JUDGE:
         return (f"Next: bring your own questions: rag-bench run --docs {dataset.get('path', 'DIR')} --questions mine.txt "
                 "(one a line), then rag-bench judge <new run dir>")
