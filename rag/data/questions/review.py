@@ -11,16 +11,23 @@ recomputed; a blank ``accept`` counts as unreviewed and is left out. The provena
 (if beside the CSV) is carried over with a ``review`` entry (accepted, rejected, unreviewed, edited)
 and the lexical bias of the accepted questions.
 
-Cells that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``) are written
-with a leading ``'``, which reading removes again.
+Cells that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return) are written with a leading ``'``, which reading removes again; the file's lines end in
+CRLF, so a cell holding a line break (CR, LF or both) is quoted and reads back unchanged.
+
+The ``metadata`` cell (JSON, carried into each accepted record) never overrides a reviewed column: a key
+that names one (``id``, ``question``, ``answers``, ``gold_urls``, ``type``, ...) is ignored. Metadata that
+is not a JSON object, a cell over :data:`MAX_CELL` characters, an id used twice or a file the CSV reader
+cannot parse is one line naming the file, the row (the header is row 1) and the column.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +43,9 @@ from rag.types import Question
 COLUMNS = ("id", "accept", "question", "answer", "gold_url", "type", "lexical_overlap", "chunk_id", "chunk_text",
            "metadata")
 YES, NO = frozenset({"yes", "y", "1", "true", "x"}), frozenset({"no", "n", "0", "false"})
-_FORMULA_START = ("=", "+", "-", "@")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+MAX_CELL = 131_072  # characters in one cell (the csv module's default field limit)
+RECORD_KEYS = frozenset({*COLUMNS, "gold_urls", "answers", "review", "relevance"})  # metadata never sets these
 _PAGE = jinja2.Environment(autoescape=True).from_string("""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{ title }}</title>
@@ -95,7 +104,7 @@ def write_review(question_file: Path, questions: Sequence[Question], chunk_text:
     """``q.review.csv`` and ``q.review.html`` beside ``question_file``."""
     rows = review_rows(questions, chunk_text)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\r\n")  # CRLF: a lone CR is quoted
     writer.writeheader()
     writer.writerows({key: _cell(value) for key, value in row.items()} for row in rows)
     csv_path, html_path = sibling(question_file, ".review.csv"), sibling(question_file, ".review.html")
@@ -114,26 +123,73 @@ def _verdict(value: str, path: Path, line: int) -> bool | None:
     raise DataError(path, f"accept is {value!r}; expected yes or no (or blank: not reviewed)", line)
 
 
-def apply_review(csv_path: Path, out: Path) -> dict[str, Any]:
-    """Write the accepted rows of ``csv_path`` as the question file ``out`` (see the module docstring);
-    returns the review counts. A missing column or an unreadable ``accept`` is a :class:`DataError`."""
+def _cell_error(path: Path, row: int, column: str, problem: str) -> DataError:
+    return DataError(path, f"row {row}, column {column}: {problem}")
+
+
+def _metadata(value: str, path: Path, row: int) -> dict[str, Any]:
+    """The extra fields of the ``metadata`` cell, less any key that names a reviewed column."""
+    if not value.strip():
+        return {}
     try:
-        text = csv_path.read_text(encoding="utf-8-sig")
+        metadata = json.loads(value)
+    except ValueError as exc:  # JSONDecodeError, and the int parser's digit limit
+        raise _cell_error(path, row, "metadata", f"not valid JSON ({str(exc).splitlines()[0]})") from None
+    except RecursionError:
+        raise _cell_error(path, row, "metadata", "not valid JSON (nested too deeply)") from None
+    if not isinstance(metadata, dict):
+        raise _cell_error(path, row, "metadata", f"expected a JSON object, got {type(metadata).__name__}")
+    return {key: item for key, item in metadata.items() if key not in RECORD_KEYS}
+
+
+@contextlib.contextmanager
+def _field_limit(limit: int) -> Iterator[None]:
+    """The csv module's (process-wide) field limit raised for one read, so a long cell is named by its column."""
+    old = csv.field_size_limit(limit)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
+
+
+def _read_rows(csv_path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and the rows of a review CSV, each cell un-guarded; one line per problem."""
+    try:
+        text = csv_path.read_bytes().decode("utf-8-sig")  # no newline translation: a quoted CR stays a CR
     except FileNotFoundError:
         raise DataError(csv_path, "file not found") from None
     except UnicodeDecodeError as exc:
         raise DataError(csv_path, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows: list[dict[str, str]] = []
+    with _field_limit(max(len(text), MAX_CELL) + 1):
+        try:
+            fieldnames = list(reader.fieldnames or [])
+            for row in reader:
+                rows.append({key: value or "" for key, value in row.items() if key is not None})
+        except csv.Error as exc:
+            raise DataError(csv_path, f"row {len(rows) + 2}: not readable as CSV ({exc})") from None
+    for number, row in enumerate(rows, start=2):
+        for column, value in row.items():
+            if len(value) > MAX_CELL:
+                raise _cell_error(csv_path, number, column, f"{len(value):,} characters; at most {MAX_CELL:,}")
+    return fieldnames, [{key: _uncell(value) for key, value in row.items()} for row in rows]
+
+
+def apply_review(csv_path: Path, out: Path) -> dict[str, Any]:
+    """Write the accepted rows of ``csv_path`` as the question file ``out`` (see the module docstring);
+    returns the review counts. A missing column or an unreadable ``accept`` is a :class:`DataError`."""
+    fieldnames, rows = _read_rows(csv_path)
     required = ("id", "accept", "question", "answer", "gold_url")
-    missing = [column for column in required if column not in (reader.fieldnames or [])]
+    missing = [column for column in required if column not in fieldnames]
     if missing:
         raise DataError(csv_path, f"missing column(s) {', '.join(missing)}; expected the columns of a review file: "
                         f"{', '.join(COLUMNS)}", 1)
     counts = {"accepted": 0, "rejected": 0, "unreviewed": 0, "edited": 0}
     records, overlaps = [], []
     original = _original_questions(csv_path)
-    for line, row in enumerate(reader, start=2):
-        row = {key: _uncell(value or "") for key, value in row.items() if key is not None}
+    seen: dict[str, int] = {}
+    for line, row in enumerate(rows, start=2):
         verdict = _verdict(row["accept"], csv_path, line)
         counts["unreviewed" if verdict is None else "accepted" if verdict else "rejected"] += 1
         if not verdict:
@@ -141,15 +197,17 @@ def apply_review(csv_path: Path, out: Path) -> dict[str, Any]:
         question, answer = row["question"].strip(), row["answer"].strip()
         if not question or not row["gold_url"].strip():
             raise DataError(csv_path, "an accepted row needs a question and a gold_url", line)
+        if row["id"] in seen:
+            raise _cell_error(csv_path, line, "id", f"{row['id']!r} is also the id of row {seen[row['id']]}")
+        seen[row["id"]] = line
         if original.get(row["id"]) not in (None, (question, answer)):
             counts["edited"] += 1
         overlap = round(lexical_overlap(question, row.get("chunk_text", "")), 4)
         overlaps.append(overlap)
-        metadata = json.loads(row["metadata"]) if row.get("metadata", "").strip() else {}
-        records.append({"id": row["id"], "question": question, "gold_urls": [[row["gold_url"].strip()]],
+        records.append({**_metadata(row.get("metadata", ""), csv_path, line),
+                        "id": row["id"], "question": question, "gold_urls": [[row["gold_url"].strip()]],
                         "answers": [answer] if answer else [], "type": row.get("type") or "reviewed",
-                        **metadata, "chunk_id": row.get("chunk_id", ""), "lexical_overlap": overlap,
-                        "review": "accepted"})
+                        "chunk_id": row.get("chunk_id", ""), "lexical_overlap": overlap, "review": "accepted"})
     if not records:
         raise DataError(csv_path, f"no accepted row ({counts['rejected']} rejected, {counts['unreviewed']} unreviewed); "
                         "expected yes in the accept column of at least one")
