@@ -321,7 +321,8 @@ def question_from_parts(path: Path, line: int, problems: ProblemLog, known_urls:
     relevance = fields.get("relevance", {})
     unknown = [url for url in [*(url for group in groups for url in group), *relevance] if url not in known_urls]
     if unknown:
-        problems.report(path, line, UNKNOWN_URL, f"question {qid!r}: gold URL {unknown[0]!r} is not in the corpus")
+        from rag.data.url_hints import unknown_url_message
+        problems.report(path, line, UNKNOWN_URL, unknown_url_message(qid, unknown[0], known_urls))
         return None
     return Question(
         qid=qid, text=fields["text"], gold_urls=groups, answers=list(fields["answers"]), qtype=fields["qtype"],
