@@ -2,7 +2,10 @@
 ``python scripts/run_benchmark.py --config C``): one benchmark run, printed as the terminal summary.
 
 ``rag-bench run --docs DIR [--questions FILE]``: the same on a folder of documents, with questions
-made from them unless a file is given (:mod:`rag.runner.documents`)."""
+made from them unless a file is given (:mod:`rag.runner.documents`). ``--config documents --set
+dataset.path=DIR`` is the same run: a config whose data set is a folder of files and names no
+``dataset.questions`` gets questions made from its documents too (``--n-questions``,
+``--question-generator``)."""
 
 from __future__ import annotations
 
@@ -32,9 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
     documents.add_argument("--questions", type=Path, metavar="FILE",
                            help="with --docs: a question file (our JSONL); default: questions made from the documents")
     documents.add_argument("--n-questions", type=int, default=50, metavar="N",
-                           help="with --docs and no --questions: how many questions to make (default 50)")
+                           help="a folder of documents without a question file (--docs DIR without --questions, or a "
+                                "files config without dataset.questions): how many questions to make (default 50)")
     documents.add_argument("--question-generator", choices=("llm", "template"), default="template",
-                           help="with --docs and no --questions: template (offline, no LLM; the default) or llm "
+                           help="when questions are made (as for --n-questions): template (offline, no LLM; the default) or llm "
                                 "(the config's LLM: point it at a capable endpoint, docs/data.md)")
     parser.add_argument("--output-dir", type=Path, help="run directory (default: <output_dir>/<name>/<timestamp>)")
     add_selection_options(parser)
@@ -58,7 +62,7 @@ def main(argv: Sequence[str], use_redactor) -> int:
     config = _config(args)
     redactor = use_redactor(Redactor.for_config(config))
     earlier: dict[str, float] = {}
-    if args.docs is not None and args.questions is None:
+    if _makes_questions(args, config):
         from rag.data.questions.provenance import provenance_fact
         from rag.runner.documents import with_made_questions
 
@@ -76,6 +80,15 @@ def main(argv: Sequence[str], use_redactor) -> int:
     result = run_benchmark(config, options)
     print(fit(redactor.text(summary_text(result, verbose=args.verbose))))
     return EXIT_ANSWERS_FAILED if result.answers.experiment_failed else EXIT_OK
+
+
+def _makes_questions(args: argparse.Namespace, config) -> bool:
+    """Questions are made from the documents for ``--docs DIR`` without ``--questions``, and for a config
+    whose data set is a folder of files (``--config documents --set dataset.path=DIR``) without
+    ``dataset.questions``: the same run either way."""
+    if args.docs is not None:
+        return args.questions is None
+    return config.dataset.format == "files" and config.dataset.root.questions is None
 
 
 def _config(args: argparse.Namespace):
