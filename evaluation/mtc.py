@@ -45,9 +45,11 @@ the bounds), and decided *for certain* by the bounds.
 *Priority* (:meth:`PoolDecision.chunk_weights`): MTC judges next the chunk whose grade is expected
 to shrink the uncertainty of an undecided pair (leader, X) most, summed over those pairs: the unit's
 ``c_u^2 Var(g_u) / N_q^2``, and, for a question nobody judged yet, what one more judged question
-takes off the sampling variance minus what its other open units add. A chunk that can no longer
-change its unit's grade weighs 0. So it judges first where the methods disagree near the top of
-their lists, question after question, and leaves alone what cannot move the verdict.
+takes off the sampling variance minus what its open units leave once its :data:`LOOKAHEAD` most
+telling ones are judged. A chunk that can no longer change its unit's grade weighs 0. So it judges
+first where the methods disagree near the top of their lists, question after question, and leaves
+alone what cannot move the verdict. LOOKAHEAD was chosen on scripts/bench_judging.py's sets
+(docs/judging.md, "Measured": 1, 2, 3 and 5 compared).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ import numpy as np
 
 MAX_GRADE = 3
 CONFIDENCE = 0.95
-LOOKAHEAD = 3  # a question not judged yet is weighed with its 3 most telling open units judged
+LOOKAHEAD = 1  # a question not judged yet is weighed with its most telling open unit judged (docs/judging.md)
 MIN_JUDGED_QUESTIONS = 10  # fewer judged questions than this (or than the set has): no confidence yet
 
 
