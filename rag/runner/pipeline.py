@@ -25,7 +25,6 @@ from rag.runner.answers import answer_power_warning, answered_questions
 from rag.runner.contexts import closed_book_methods
 from rag.runner.load import data_summary, select_question_sets
 from rag.runner.rundir import open_run_directory, resumable
-from rag.runner.sample import SampledSets
 from rag.runner.stages import run_stages
 from rag.runner.state import GeneratorFactory, RunContext, RunOptions, RunResult
 from rag.runner.timing import StageTimer
@@ -60,9 +59,6 @@ def run_benchmark(
             bool(closed_book_methods(config.baselines)), config.evaluation.alpha, config.evaluation.n_resamples,
             None if config.evaluation.correction == "none" else config.evaluation.correction)):
         log.warning(warning)
-    for line in SampledSets.of(config, config.methods or [spec.name for spec in config.retrievers],
-                               question_sets).plan_lines(config.cache_dir):
-        log.warning("plan: %s", line)  # the CLI prints warnings: the LLM-backed methods' cost, before any work
     plan = redactor.deep({"config": config_record(config), "skip_invalid": options.skip_invalid,
                           **({"judgments": {"file": portable_path(options.judgments), "sha256": sha256_file(options.judgments),
                                             "trust_llm": options.trust_llm, "judges": options.judges}}

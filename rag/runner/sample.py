@@ -11,17 +11,20 @@ method on exactly the sampled questions; LLM-backed methods appear only there (o
 when the sample is the whole set, and nowhere for a set with no sample). Runs without LLM-backed
 methods have no derived set.
 
-The plan printed before the run states for each LLM-backed method its calls per question, its calls
-in all and an estimated time: calls x the mean measured latency of the LLM calls already recorded in
-the run's generation caches (``<cache_dir>/generation`` and ``<cache_dir>/stages/*``); with none
-recorded, a range from :data:`LOCAL_SECONDS_PER_CALL`. Cached calls cost nothing, so this is an
+The plan printed before any request is sent (after chunking, so with each depth bounded by the chunks
+the corpus has: :func:`rag.config.bounded_by_chunks`) states for each LLM-backed method its requests
+per question by what receives them (an LLM, a ``/rerank`` endpoint: :func:`requests_per_question`),
+its requests in all and an estimated time of the LLM requests: calls x the mean measured latency of
+the LLM calls already recorded in the run's generation caches (``<cache_dir>/generation`` and
+``<cache_dir>/stages/*``); with none recorded, a range from :data:`LOCAL_SECONDS_PER_CALL`. A rerank
+endpoint's time is not estimated (nothing here measures it). Cached calls cost nothing, so this is an
 upper bound.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag.config import RunConfig
@@ -42,6 +45,22 @@ def llm_calls_per_question(config: RunConfig, method: str) -> int:
     return params.llm_calls_per_query() + sum(llm_calls_per_question(config, dep) for dep in params.requires())
 
 
+LLM, ENDPOINT = "an LLM", "a rerank endpoint"
+
+
+def requests_per_question(config: RunConfig, method: str) -> dict[str, int]:
+    """:func:`llm_calls_per_question` by what receives the requests: :data:`LLM` (query transforms, the
+    llm reranker) or :data:`ENDPOINT` (the endpoint reranker's ``/rerank``), LLM first."""
+    params = config.retriever(method).params
+    counts = dict.fromkeys((LLM, ENDPOINT), 0)
+    if own := params.llm_calls_per_query():
+        counts[ENDPOINT if getattr(getattr(params, "reranker", None), "type", None) == "endpoint" else LLM] += own
+    for dep in params.requires():
+        for kind, calls in requests_per_question(config, dep).items():
+            counts[kind] += calls
+    return {kind: calls for kind, calls in counts.items() if calls}
+
+
 def llm_sample(config: RunConfig, question_sets: Mapping[str, Sequence[Question]]) -> dict[str, set[str]]:
     """Per set, the ids of the questions LLM-backed methods run on (the module's rule)."""
     if config.generation is not None:
@@ -59,6 +78,7 @@ class SampledSets:
     sets: dict[str, list[Question]]
     llm_methods: dict[str, int]  # LLM-backed method -> LLM calls per question
     llm_sets: list[str]  # the sets LLM-backed methods run on
+    requests: dict[str, dict[str, int]] = field(default_factory=dict)  # method -> requests_per_question
 
     @classmethod
     def of(cls, config: RunConfig, methods: Sequence[str], question_sets: Mapping[str, Sequence[Question]]) -> "SampledSets":
@@ -75,7 +95,7 @@ class SampledSets:
                 llm_sets.append(schema.sampled_set(name))
             elif sample[name]:
                 llm_sets.append(name)
-        return cls(sets, llm_methods, llm_sets)
+        return cls(sets, llm_methods, llm_sets, {m: requests_per_question(config, m) for m in llm_methods})
 
     def sets_of(self, method: str) -> list[str]:
         """The sets ``method`` is evaluated in: every set, or the LLM sets for an LLM-backed method."""
@@ -90,13 +110,24 @@ class SampledSets:
         where = ", ".join(f"{name} {len(self.sets[name])}" for name in self.llm_sets) or "no set"
         lines = []
         for method, calls in self.llm_methods.items():
+            kinds = self.requests.get(method) or {LLM: calls}
             total = calls * questions
-            low, high = LOCAL_SECONDS_PER_CALL
-            time = (f"about {total * per_call / 60:.1f} min at {per_call:.2f} s per call (the mean of the "
-                    f"{len(latencies)} LLM calls recorded in {cache_dir}; cached calls cost nothing)"
-                    if per_call is not None else
-                    f"about {total * low / 60:.1f}-{total * high / 60:.1f} min at {low:.0f}-{high:.0f} s per call "
-                    "(what the local SmolLM2 took on 2 CPU cores; no LLM call recorded in this cache yet)")
-            lines.append(f"{method} calls an LLM {calls} time(s) per question: {questions} sampled questions "
-                         f"({where}), at most {total} calls, {time}")
+            what = " and ".join(f"{kind} {n} time(s)" for kind, n in kinds.items())
+            to_llm = kinds.get(LLM, 0) * questions
+            times = [_llm_time(to_llm, per_call, len(latencies), cache_dir) + (f" for the {to_llm} LLM calls"
+                                                                              if len(kinds) > 1 else "")] if to_llm else []
+            if ENDPOINT in kinds:
+                times.append("the rerank endpoint's time not estimated (its speed is its own; nothing here measures it)")
+            lines.append(f"{method} calls {what} per question: {questions} sampled questions "
+                         f"({where}), at most {total} calls, {'; '.join(times)}")
         return lines
+
+
+def _llm_time(calls: int, per_call: float | None, recorded: int, cache_dir: Path) -> str:
+    """The estimated time of ``calls`` LLM calls: by the mean recorded latency, else the local range."""
+    if per_call is not None:
+        return (f"about {calls * per_call / 60:.1f} min at {per_call:.2f} s per call (the mean of the "
+                f"{recorded} LLM calls recorded in {cache_dir}; cached calls cost nothing)")
+    low, high = LOCAL_SECONDS_PER_CALL
+    return (f"about {calls * low / 60:.1f}-{calls * high / 60:.1f} min at {low:.0f}-{high:.0f} s per call "
+            "(what the local SmolLM2 took on 2 CPU cores; no LLM call recorded in this cache yet)")

@@ -86,6 +86,8 @@ def retrieve_stage(run: RunContext, chunked: Chunked) -> Retrieved:
     config = chunked.config
     methods = config.methods or [spec.name for spec in config.retrievers]
     sampled = SampledSets.of(config, methods, run.question_sets)
+    for line in sampled.plan_lines(config.cache_dir):  # depths bounded by the chunks (chunk_stage)
+        log.warning("plan: %s", line)  # the CLI prints warnings: the LLM-backed methods' cost, before any request
     retrieval = RetrievalStage(config, chunked.chunks, chunked.fingerprint, run.timer, run.options.progress,
                                stage_services(run))
     rankings: dict[str, dict[str, dict[str, CachedRanking]]] = {}
