@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rag.chunking import cached_chunks
 from rag.code_version import code_version
-from rag.data.loaders import load_dataset
+from rag.data.loaders import Dataset, load_dataset
 from rag.data.questions.common import seeded_rng
 from rag.data.questions.filters import FILTERS, Candidate, QuestionFilter, lexical_bias, lexical_overlap
 from rag.data.questions.leak import leak
@@ -114,74 +114,127 @@ def make_questions(
 ) -> QuestionsResult:
     """A question file of up to ``n`` questions for ``config``'s corpus (see the module docstring);
     ``seed`` defaults to the config's. Raises :class:`BenchError` when no candidate survives."""
+    _check_request(generator, n)
+    synthesis = _Synthesis.of(config, n, generator, config.seed if seed is None else seed, progress)
+    path = synthesis.path()
+    chunk_text = {chunk.chunk_id: chunk.text for chunk in synthesis.chunks}
+    provenance = read_provenance(path) if path.is_file() else None
+    if provenance is not None:
+        questions = dataset_questions(path, {chunk.url for chunk in synthesis.chunks})
+        return QuestionsResult(path, provenance, questions, chunk_text, cached=True)
+    started = time.perf_counter()
+    selection, examples = synthesis.select(progress, generator_factory)
+    if not selection.kept:
+        raise _nothing_kept(selection, generator)
+    questions = _questions(selection.kept, generator)
+    provenance = Redactor.for_config(config).deep(  # the endpoint URL is config text
+        synthesis.provenance(selection, examples, questions, started))
+    write_question_file(path, questions, provenance)
+    return QuestionsResult(path, provenance, questions, chunk_text, cached=False)
+
+
+def _check_request(generator: str, n: int) -> None:
     if generator not in GENERATOR_KINDS:
         raise BenchError(f"unknown question generator {generator!r}; expected one of {', '.join(GENERATOR_KINDS)}")
     if n < 1:
         raise BenchError(f"--n {n}: expected at least one question")
-    seed = config.seed if seed is None else seed
-    dataset = load_dataset(config.dataset, cache_dir=config.cache_dir)
-    chunks, chunks_fingerprint = cached_chunks(dataset.documents, config.chunking, config.cache_dir, progress)
-    generator_config = (synthesis_config(config.generation.generator if config.generation else None)
-                        if generator == "llm" else None)
-    llm_settings = _llm_settings(generator_config) if generator_config is not None else None
-    key = _cache_key(chunks_fingerprint, n, generator, seed, llm_settings)
-    path = config.cache_dir / "questions" / key[:32] / f"{generator}.jsonl"
-    chunk_text = {chunk.chunk_id: chunk.text for chunk in chunks}
-    provenance = read_provenance(path) if path.is_file() else None
-    if provenance is not None:
-        questions = dataset_questions(path, {chunk.url for chunk in chunks})
-        return QuestionsResult(path, provenance, questions, chunk_text, cached=True)
 
-    started = time.perf_counter()
-    documents = {document.doc_id: document for document in dataset.documents}
-    order = chunk_order(chunks, seed)
-    budget = min(len(order), OVERSAMPLE * n) if generator_config is not None else len(order)
-    rng = seeded_rng(seed, "templates")
-    bar = progress_bar(total=budget, desc=f"questions ({generator})", unit="chunk", enabled=progress)
-    terms = FolderTerms.from_chunks(chunks, dataset.documents)
-    examples = ([Example(*example) for example in corpus_examples(order[budget:] or order, documents, N_EXAMPLES, terms)]
-                if generator_config is not None else [])
-    selection = _Selection(n, [example.question for example in examples])
-    try:
-        if generator_config is None:
-            selection.run(order[:budget], lambda batch: _ticking(template_candidates(batch, documents, rng, terms), bar))
-        else:
-            names = {d.doc_id: document_names(d.url, d.title) for d in dataset.documents}
-            with generator_factory(generator_config, config.cache_dir / "generation",
-                                   prompt_builder=SynthesisPrompts(examples)) as llm:
-                selection.run(order[:budget], lambda batch: llm_candidates(
-                    llm, batch, on_result=lambda _: bar.update(), gold_names=lambda chunk: names[chunk.doc_id]))
-    finally:
-        bar.close()
-    if not selection.kept:
-        raise BenchError(f"no question survived from {selection.tried} chunks tried; failures: "
-                         f"{json.dumps(dict(selection.failures))}; filtered: {json.dumps(dict(selection.filter.removed))}"
-                         + ("; the template generator needs no LLM, and a capable model keeps more (docs/data.md, "
-                            "'Questions from your corpus')" if generator == "llm" else
-                            "; the templates ask only about specific prose sentences (tables, code and lists make none): "
-                            "give your own questions (--questions FILE) or an LLM on a capable endpoint "
-                            "(--question-generator llm; docs/data.md, 'Questions from your corpus')"))
-    questions = [
+
+@dataclass(frozen=True)
+class _Synthesis:
+    """One request for questions: the config's data set and chunks, ``n``, the generator and its
+    settings (``generator_config`` None: the templates), the seed."""
+
+    config: "RunConfig"
+    dataset: Dataset
+    chunks: list[Chunk]
+    chunks_fingerprint: str
+    n: int
+    generator: str
+    seed: int
+    generator_config: Any
+
+    @classmethod
+    def of(cls, config: "RunConfig", n: int, generator: str, seed: int, progress: bool) -> "_Synthesis":
+        dataset = load_dataset(config.dataset, cache_dir=config.cache_dir)
+        chunks, chunks_fingerprint = cached_chunks(dataset.documents, config.chunking, config.cache_dir, progress)
+        generator_config = (synthesis_config(config.generation.generator if config.generation else None)
+                            if generator == "llm" else None)
+        return cls(config, dataset, chunks, chunks_fingerprint, n, generator, seed, generator_config)
+
+    @property
+    def llm_settings(self) -> dict[str, Any] | None:
+        return _llm_settings(self.generator_config) if self.generator_config is not None else None
+
+    def path(self) -> Path:
+        """Where the question file of these inputs is cached (module docstring)."""
+        key = _cache_key(self.chunks_fingerprint, self.n, self.generator, self.seed, self.llm_settings)
+        return self.config.cache_dir / "questions" / key[:32] / f"{self.generator}.jsonl"
+
+    def select(self, progress: bool, generator_factory: GeneratorFactory) -> tuple["_Selection", list[Example]]:
+        """The candidates proposed in chunk order and those kept, and the few-shot examples shown (LLM)."""
+        documents = {document.doc_id: document for document in self.dataset.documents}
+        order = chunk_order(self.chunks, self.seed)
+        budget = min(len(order), OVERSAMPLE * self.n) if self.generator_config is not None else len(order)
+        rng = seeded_rng(self.seed, "templates")
+        bar = progress_bar(total=budget, desc=f"questions ({self.generator})", unit="chunk", enabled=progress)
+        terms = FolderTerms.from_chunks(self.chunks, self.dataset.documents)
+        examples = ([Example(*example) for example in corpus_examples(order[budget:] or order, documents, N_EXAMPLES, terms)]
+                    if self.generator_config is not None else [])
+        selection = _Selection(self.n, [example.question for example in examples])
+        try:
+            if self.generator_config is None:
+                selection.run(order[:budget], lambda batch: _ticking(template_candidates(batch, documents, rng, terms), bar))
+            else:
+                self._run_llm(selection, order[:budget], examples, bar, generator_factory)
+        finally:
+            bar.close()
+        return selection, examples
+
+    def _run_llm(self, selection: "_Selection", order: list[Chunk], examples: list[Example], bar,
+                 generator_factory: GeneratorFactory) -> None:
+        names = {d.doc_id: document_names(d.url, d.title) for d in self.dataset.documents}
+        with generator_factory(self.generator_config, self.config.cache_dir / "generation",
+                               prompt_builder=SynthesisPrompts(examples)) as llm:
+            selection.run(order, lambda batch: llm_candidates(
+                llm, batch, on_result=lambda _: bar.update(), gold_names=lambda chunk: names[chunk.doc_id]))
+
+    def provenance(self, selection: "_Selection", examples: list[Example], questions: list[Question],
+                   started: float) -> dict[str, Any]:
+        """How the questions were made (before redaction)."""
+        return {
+            "generator": self.generator, **(self.llm_settings or {"model": None}), "seed": self.seed, "requested": self.n,
+            "written": len(questions), "documents": len(self.dataset.documents), "chunks": len(self.chunks),
+            "chunks_sha256": self.chunks_fingerprint, "chunking": self.config.chunking.model_dump(mode="json"),
+            "candidates": selection.tried, "failures": dict(sorted(selection.failures.items())),
+            "filters": selection.filter.table(), "not_needed": selection.not_needed,
+            **({"few_shot": [vars(example) for example in examples] or "generic (FEW_SHOT)"}
+               if self.generator_config else {}),
+            "lexical_bias": lexical_bias([q.metadata["lexical_overlap"] for q in questions]),
+            "leak": leak(questions, self.dataset.documents).summary(),
+            "seconds": round(time.perf_counter() - started, 2),
+        }
+
+
+def _nothing_kept(selection: "_Selection", generator: str) -> BenchError:
+    return BenchError(f"no question survived from {selection.tried} chunks tried; failures: "
+                      f"{json.dumps(dict(selection.failures))}; filtered: {json.dumps(dict(selection.filter.removed))}"
+                      + ("; the template generator needs no LLM, and a capable model keeps more (docs/data.md, "
+                         "'Questions from your corpus')" if generator == "llm" else
+                         "; the templates ask only about specific prose sentences (tables, code and lists make none): "
+                         "give your own questions (--questions FILE) or an LLM on a capable endpoint "
+                         "(--question-generator llm; docs/data.md, 'Questions from your corpus')"))
+
+
+def _questions(kept: Sequence[Candidate], generator: str) -> list[Question]:
+    """The kept candidates as questions ``<generator>-0001``, ... with their chunk and lexical overlap."""
+    return [
         Question(qid=f"{generator}-{i:04d}", text=c.question, gold_urls=[[c.url]], answers=[c.answer], qtype=c.kind,
                  question_set=generator, metadata={"chunk_id": c.chunk_id, "generator": generator,
                                                    "lexical_overlap": round(lexical_overlap(c.question, c.chunk_text), 4),
                                                    **c.metadata})
-        for i, c in enumerate(selection.kept, start=1)
+        for i, c in enumerate(kept, start=1)
     ]
-    provenance = {
-        "generator": generator, **(llm_settings or {"model": None}), "seed": seed, "requested": n,
-        "written": len(questions), "documents": len(dataset.documents), "chunks": len(chunks),
-        "chunks_sha256": chunks_fingerprint, "chunking": config.chunking.model_dump(mode="json"),
-        "candidates": selection.tried, "failures": dict(sorted(selection.failures.items())),
-        "filters": selection.filter.table(), "not_needed": selection.not_needed,
-        **({"few_shot": [vars(example) for example in examples] or "generic (FEW_SHOT)"} if generator_config else {}),
-        "lexical_bias": lexical_bias([q.metadata["lexical_overlap"] for q in questions]),
-        "leak": leak(questions, dataset.documents).summary(),
-        "seconds": round(time.perf_counter() - started, 2),
-    }
-    provenance = Redactor.for_config(config).deep(provenance)  # the endpoint URL is config text
-    write_question_file(path, questions, provenance)
-    return QuestionsResult(path, provenance, questions, chunk_text, cached=False)
 
 
 def _ticking(items: list, bar) -> list:
