@@ -254,9 +254,10 @@ def read_questions_jsonl(path: Path, set_name: str, known_urls: set[str], proble
         if judged is None:
             judged = (line, has_gold)
         elif judged[1] != has_gold:
-            problems.report(path, line, NO_GROUND_TRUTH, f"question {record.id!r} has {'' if has_gold else 'no '}gold_urls "
-                            f"while line {judged[0]} has {'' if judged[1] else 'none'}: a question set is all judged "
-                            "(gold for every question) or all unjudged (judged later: rag-bench judge)")
+            problems.report(path, line, NO_GROUND_TRUTH, f"question {record.id!r} has "
+                            f"{'gold URLs' if has_gold else 'no ground-truth URL'} while line {judged[0]} has "
+                            f"{'none' if has_gold else 'some'}: a question set is all judged (gold for every "
+                            "question) or all unjudged (judged later: rag-bench judge)")
             continue
         if not has_gold:
             questions.append(Question(qid=record.id, text=record.question, gold_urls=[], answers=list(record.answers),
