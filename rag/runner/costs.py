@@ -14,19 +14,24 @@ apart only beyond their noise (:mod:`rag.results.recommendation`), measured here
 - an LLM-backed method is not searched again (every pass would send the sample to the LLM): its noise
   is unknown (NaN), and its cost separates it from nothing.
 
-Cached beside the method's rankings (:meth:`RetrievalStage._sampled_check`), so a warm re-run reads the
-same noise it measured.
+Cached under ``<cache_dir>/costs`` by the method's retrieval key and the sample, so a warm re-run reads
+the same noise it measured.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import math
+import random
 import time
 from collections.abc import Collection, Sequence
 
+from rag.io_utils import atomic_write_json, sha256_text
 from rag.retrievers.base import ServedInputsParams
 from rag.runner.retrieval import RetrievalStage, ServedRankings
 
+log = logging.getLogger(__name__)
 #: Repeated timing passes per method, and the most questions each pass searches.
 PASSES, SAMPLE = 5, 32
 
@@ -77,5 +82,16 @@ def _measured(stage: RetrievalStage, name: str, questions: Sequence[str], of) ->
 
     if not questions:
         return math.nan
-    own = stage._sampled_check(name, ".noise", questions, SAMPLE, measure)["own_noise_ms"]
-    return own + sum(of(dep) for dep in inputs)
+    distinct = sorted(set(questions))
+    sample = random.Random(stage.config.seed).sample(distinct, min(SAMPLE, len(distinct)))
+    key = sha256_text(json.dumps(sample))
+    path = stage.config.cache_dir / "costs" / f"{stage._cache_path(name).stem}.noise.json"
+    try:
+        cached = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        log.warning("ignoring unreadable cost cache %s (%s)", path, exc)
+        cached = {}
+    if not isinstance(cached, dict) or cached.get("sample_sha256") != key or "own_noise_ms" not in cached:
+        cached = {**measure(sample), "sample_sha256": key}
+        atomic_write_json(path, cached)
+    return float(cached["own_noise_ms"]) + sum(of(dep) for dep in inputs)

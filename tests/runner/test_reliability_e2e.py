@@ -162,9 +162,10 @@ def interrupted_then_resumed_equals_uninterrupted(tmp_path: Path, stand_in: Stan
     assert stand_in.stats.completions_requests - sent_before_resume == 44 - answered_before
     assert sent_for_reference == 44
 
-    timing = ["retrieval_ms", "generation_s", "attempts"]
+    timing = ["retrieval_ms", "retrieval_ms_noise", "generation_s", "attempts"]
     ours, reference = (pd.read_csv(d / "per_query.csv").drop(columns=timing) for d in (run_dir, tmp_path / "ref" / "run"))
     pd.testing.assert_frame_equal(ours, reference)
-    ours, reference = (pd.read_csv(d / "comparison.csv").drop(columns=["generation_s_per_question", "retrieval_ms_per_query"])
+    ours, reference = (pd.read_csv(d / "comparison.csv").drop(columns=["generation_s_per_question", "retrieval_ms_per_query",
+                                                                                       "retrieval_ms_noise"])
                        for d in (run_dir, tmp_path / "ref" / "run"))
     pd.testing.assert_frame_equal(ours, reference)
