@@ -93,13 +93,9 @@ def _primary(result) -> str:
 
 def basis_lines(result, cover: dict, original_chunks: str | None) -> list[str]:
     """What the verdict stands on (module docstring), for the terminal."""
-    judged = result.manifest.get("judged", {})
-    judges = ", ".join(f"{name} ({kind})" for name, kind in judged.get("judges", {}).items()) or "none"
-    sets = "; ".join(f"{name} {n} judged" + (f", {judged['questions_left_out'].get(name, 0)} without a grade left out"
-                                             if judged.get("questions_left_out", {}).get(name) else "")
-                     for name, n in judged.get("questions_judged", {}).items())
-    lines = [f"Verdict stands on: judges {judges}; {judged.get('judgments', 0)} judgments "
-             f"({judged.get('cant_tell', 0)} can't tell, {judged.get('rejudged', 0)} re-judged); questions: {sets}."]
+    from rag.runner.report import judged_fact
+
+    lines = [f"Verdict stands on {judged_fact(result.manifest.get('judged', {}))}."]
     k = cover["k"]
     if cover["methods"]:
         primary = _primary(result)

@@ -89,6 +89,16 @@ def write_judging_pool(run: RunContext, chunked: Chunked, retrieved: Retrieved, 
             "pooled_chunks": sum(len(q.pooled()) for q in questions)}
 
 
+def judged_fact(judged: Mapping) -> str:
+    """What a verdict from judgments stands on (:mod:`rag.judging.apply`), for the report's facts."""
+    judges = ", ".join(f"{name} ({kind})" for name, kind in judged.get("judges", {}).items()) or "none"
+    sets = "; ".join(f"{name}: {n} questions judged" + (f", {judged['questions_left_out'][name]} without a grade left out"
+                                                        if judged.get("questions_left_out", {}).get(name) else "")
+                     for name, n in judged.get("questions_judged", {}).items())
+    return (f"gold from judgments: judges {judges}; {judged.get('judgments', 0)} judgments "
+            f"({judged.get('cant_tell', 0)} can't tell, {judged.get('rejudged', 0)} re-judged); {sets}")
+
+
 def run_figures(run: RunContext, chunked: Chunked, retrieved: Retrieved, generation_facts: Sequence[str],
                 tied: Mapping[str, Mapping[str, int]], agreements: Sequence[Agreement], failed: int) -> RunFigures:
     """What the run facts state (:mod:`rag.results.run_facts`), from the stages' outputs."""
@@ -101,7 +111,8 @@ def run_figures(run: RunContext, chunked: Chunked, retrieved: Retrieved, generat
         question_counts={name: len(qs) for name, qs in retrieved.sampled.sets.items()},
         data_facts=[*(provenance_fact(name, made) for name, made in dataset.question_provenance.items()
                       if name in run.question_sets),
-                    leak_fact({name: entry["leak"] for name, entry in set_leaks.items()})],
+                    leak_fact({name: entry["leak"] for name, entry in set_leaks.items()}),
+                    *([judged_fact(run.manifest.data["judged"])] if run.manifest.data.get("judged") else [])],
         generator=generator_label(generation.generator.type if generation else None,
                                   getattr(generation.generator, "model", None) if generation else None,
                                   generation.questions_per_set if generation else None),

@@ -114,7 +114,7 @@ def test_grades_copied_from_gold_reproduce_the_gold_runs_metrics(judging_runs, r
     out = run_copy / "rescored"
     assert main(["rescore", str(run_copy), "--output-dir", str(out), "--quiet"]) == 0
     said = capsys.readouterr().out
-    assert "Verdict stands on: judges ana (person);" in said and f"{len(lines)} judgments" in said
+    assert "Verdict stands on gold from judgments: judges ana (person);" in said and f"{len(lines)} judgments" in said
     gold = pd.read_csv(judging_runs["gold"] / "per_query.csv").set_index(["method", "qid"]).sort_index()
     mine = pd.read_csv(out / "per_query.csv").set_index(["method", "qid"]).sort_index()
     columns = [c for c in gold.columns if c.split(":")[-1].split("@")[0] in {"mrr", "recall", "ndcg", "map", "p", "hit",

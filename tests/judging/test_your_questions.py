@@ -56,10 +56,12 @@ def test_plain_questions_run_unjudged_then_a_verdict_from_grades(tmp_path: Path,
         graded += 1
     assert main(["rescore", "run", "--quiet"]) == 0
     said = capsys.readouterr().out
-    assert f"Verdict stands on: judges ana (person); {graded} judgments" in said
+    assert f"Verdict stands on gold from judgments: judges ana (person); {graded} judgments" in said
     assert "judged@10" in said and "condensed ndcg@10" in said
     (rescored,) = (run_dir / "rescored").iterdir()
     assert json.loads((rescored / "manifest.json").read_text())["judged"]["judgments"] == graded
+    report = (rescored / "report.html").read_text()
+    assert f"gold from judgments: judges ana (person); {graded} judgments" in report  # which judge the verdict stands on
 
 
 def test_a_set_mixing_gold_and_no_gold_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
