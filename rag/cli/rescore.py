@@ -86,6 +86,10 @@ def main(argv: Sequence[str], use_redactor) -> int:
     return EXIT_OK
 
 
+def _shown(qids: list[str]) -> str:
+    return ", ".join(qids[:10]) + (" ..." if len(qids) > 10 else "")
+
+
 def _primary(result) -> str:
     recommendation = result.comparison.recommendation
     return recommendation.primary if recommendation is not None else "ndcg@10"
@@ -103,9 +107,12 @@ def basis_lines(result, cover: dict, original_chunks: str | None) -> list[str]:
                      "(unjudged removed, Sakai 2007): " + "; ".join(
                          f"{m} {v[f'judged@{k}']:.2f} / {v[f'condensed {primary}']:.3f}" for m, v in cover["methods"].items()))
     if cover["unanswered"]:
-        shown = ", ".join(cover["unanswered"][:10]) + (" ..." if len(cover["unanswered"]) > 10 else "")
-        lines.append(f"No method answers {len(cover['unanswered'])} question(s) (no passage graded 2 or 3 in any "
-                     f"method's top {k}): {shown}")
+        lines.append(f"No method answers {len(cover['unanswered'])} question(s) (every passage of every method's "
+                     f"top {k} graded, none 2 or 3): {_shown(cover['unanswered'])}")
+    if cover["not_yet_answered"]:
+        lines.append(f"{len(cover['not_yet_answered'])} question(s) have no passage graded 2 or 3 yet, but unjudged "
+                     f"passages in a method's top {k} (ones every method ranks alike are never asked for): "
+                     f"{_shown(cover['not_yet_answered'])}")
     if original_chunks and result.manifest.get("chunks", {}).get("sha256") != original_chunks:
         lines.insert(0, "WARNING the documents or the chunking changed since the judged run: the grades are of "
                         "the run's passages; check the lines above")

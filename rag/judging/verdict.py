@@ -5,7 +5,10 @@
   the assumption that unjudged is irrelevant (trec_eval's convention);
 * the *condensed-list* value (Sakai 2007): the primary metric with every unjudged unit removed from
   the lists first, beside the trec value, so a reader sees how much the convention moves it;
-* the questions no method answers: no unit graded 2 or more in any method's top k.
+* the questions no method answers: every unit of every method's top k graded, none 2 or more; and
+  apart, those with no unit graded 2 or more *so far*, whose top k still holds unjudged units (MTC
+  never asks for a passage every method ranks alike: it cannot change the comparison, but it may be
+  the answer).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ def coverage(run_dir: Path, methods: Sequence[str], primary: str) -> dict:
     qrels = read_qrels(runs_dir / ("qrels.chunk.txt" if chunk else "qrels.url.txt"))
     per_method: dict[str, dict[str, float]] = {}
     answered: dict[str, bool] = {qid: False for qid in qrels}
+    complete: dict[str, bool] = {qid: True for qid in qrels}
     for method in methods:
         path = runs_dir / (f"{method}.trec" if chunk else f"{method}.url@{k}.trec")
         if not path.exists():
@@ -43,4 +47,7 @@ def coverage(run_dir: Path, methods: Sequence[str], primary: str) -> dict:
         per_method[method] = {f"judged@{k}": sum(judged) / len(judged), f"condensed {primary}": float(value)}
         for qid, ranked in lists.items():
             answered[qid] = answered[qid] or any(qrels[qid].get(u, 0) >= ANSWERS_GRADE for u in ranked)
-    return {"methods": per_method, "k": k, "unanswered": sorted(q for q, found in answered.items() if not found)}
+            complete[qid] = complete[qid] and all(u in qrels[qid] for u in ranked)
+    return {"methods": per_method, "k": k,
+            "unanswered": sorted(q for q, found in answered.items() if not found and complete[q]),
+            "not_yet_answered": sorted(q for q, found in answered.items() if not found and not complete[q])}

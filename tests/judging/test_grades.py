@@ -154,3 +154,26 @@ def test_an_import_row_naming_no_pooled_passage_is_one_line_and_appends_nothing(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{bad}:2" in err[0] and "not in this run's pool" in err[0]
     assert not (run_copy / JUDGMENTS_FILE).exists()
+
+
+def test_coverage_counts_judged_at_k_condensed_values_and_unanswered_questions(tmp_path: Path) -> None:
+    """By hand: k = 2; q1's top 2 fully judged with no grade >= 2 (no method answers it); q2's
+    top 2 holds an unjudged page (not established); condensed nDCG removes unjudged pages first."""
+    import math
+
+    from evaluation import write_qrels, write_run
+    from rag.judging.verdict import coverage
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    write_qrels({"s/q1": {"a": 1, "b": 0}, "s/q2": {"c": 3}}, runs / "qrels.url.txt")
+    write_run({"s/q1": {"a": 2.0, "b": 1.0}, "s/q2": {"x": 2.0, "c": 1.0}}, runs / "m.url@2.trec")
+    result = coverage(tmp_path, ["m"], "ndcg@2")
+    assert result["methods"]["m"]["judged@2"] == pytest.approx((2 / 2 + 1 / 2) / 2)
+    # condensed: q1 [a, b] -> nDCG 1; q2 [c] (x removed) -> c at rank 1 -> nDCG 1
+    assert result["methods"]["m"]["condensed ndcg@2"] == pytest.approx(1.0)
+    assert result["unanswered"] == ["s/q1"] and result["not_yet_answered"] == []
+    write_run({"s/q1": {"a": 2.0, "b": 1.0}, "s/q2": {"x": 2.0, "y": 1.0}}, runs / "m.url@2.trec")
+    result = coverage(tmp_path, ["m"], "ndcg@2")
+    assert result["not_yet_answered"] == ["s/q2"]
+    assert not math.isnan(result["methods"]["m"]["condensed ndcg@2"])
