@@ -222,8 +222,8 @@ def _nothing_kept(selection: "_Selection", generator: str) -> BenchError:
                       + ("; the template generator needs no LLM, and a capable model keeps more (docs/data.md, "
                          "'Questions from your corpus')" if generator == "llm" else
                          "; the templates ask only about specific prose sentences (tables, code and lists make none): "
-                         "give your own questions (--questions FILE) or an LLM on a capable endpoint "
-                         "(--question-generator llm; docs/data.md, 'Questions from your corpus')"))
+                         "give your own questions, one a line (--questions mine.txt), and judge them (rag-bench "
+                         "judge RUN_DIR; docs/judging.md)"))
 
 
 def _questions(kept: Sequence[Candidate], generator: str) -> list[Question]:
