@@ -28,16 +28,17 @@ change which method is best on the primary metric.
 *Confident* (Carterette, Allan & Sitaraman's confidence): the bounds assume every unjudged chunk
 may be the best one, so over hundreds of questions they close only once nearly the whole pool is
 judged. MTC's own stopping rule reads the unjudged grades as random instead: an open unit's grade
-follows the grades judged so far at the same *best rank* (its best rank over the methods; add-one
-smoothing over the scale, at least the grade its judged chunks already give it), and the mean
+follows the grades judged so far (one rate for every unit, add-one smoothing over the scale, at
+least the grade its judged chunks already give it), and the mean
 difference is approximately normal with ``mean = sum_q sum_u c_u E[g_u] / N_q / n`` and
 ``var = sum_q sum_u c_u^2 Var[g_u] / N_q^2 / n^2`` (``N_q`` the ideal DCG of the expected grades)
-plus the uncertainty of each best rank's grade rate, which every open unit of that rank shares
-(``sum_b (sum_{u at b} c_u / N_q / n)^2 Var(rate_b)``, the Dirichlet posterior's). Only questions
+plus the uncertainty of the grade rate itself, which every open unit shares
+(``(sum_u c_u / N_q / n)^2 Var(rate)``, the Dirichlet posterior's). Only questions
 with a judgment are read this way; the others are taken as a sample's (the judged questions'
 spread over their count, finite-population corrected, read with Student's t; at least
-:data:`MIN_JUDGED_QUESTIONS` judged questions), never as the rate prior's guess: a prior
-by rank alone favours the methods that agree with the others, not the ones that find answers.
+:data:`MIN_JUDGED_QUESTIONS` judged questions), never as the rate prior's guess. The rate is one for
+every rank on purpose: a rate per best rank favours the methods that agree with the others, not the
+ones that find answers (docs/judging.md, "Measured").
 The recommendation is decided *with 95% confidence* when ``P(leader - X > 0) >= 1 - 0.05 / (m - 1)``
 for every other method X of the m (Bonferroni over the leader's comparisons; or the pair is fixed by
 the bounds), and decided *for certain* by the bounds.
@@ -88,9 +89,6 @@ class QuestionPool:
     chunk_unit: Mapping[str, str]
     outside: Mapping[str, int] = field(default_factory=dict)
 
-    def units(self) -> list[str]:
-        return list(dict.fromkeys(self.chunk_unit.values()))
-
 
 def unit_grade_bounds(pool: QuestionPool, grades: Mapping[str, int], settled: Iterable[str] = (),
                       max_grade: int = MAX_GRADE) -> dict[str, tuple[int, int]]:
@@ -126,11 +124,11 @@ def ndcg(ranked: Sequence[str], grades: Mapping[str, int], ideal: float, k: int)
     return sum(grades.get(u, 0) * discount(r) for r, u in enumerate(ranked[:k], start=1)) / ideal
 
 
-def difference_bounds(ranked_a: Sequence[str], ranked_b: Sequence[str], bounds: Mapping[str, tuple[int, int]],
+def difference_bounds(coef: Mapping[str, float], bounds: Mapping[str, tuple[int, int]],
                       outside: Mapping[str, int], k: int) -> tuple[float, float, float]:
-    """``(lower, point, upper)`` of nDCG@k(A) - nDCG@k(B) on one question (module docstring);
-    ``point`` takes every open grade at its lower end (unjudged = irrelevant)."""
-    coef = _coefficients(ranked_a, ranked_b, k)
+    """``(lower, point, upper)`` of nDCG@k(A) - nDCG@k(B) on one question (module docstring), from
+    the pair's discount differences ``coef`` (:func:`_coefficients`); ``point`` takes every open
+    grade at its lower end (unjudged = irrelevant)."""
     lo_grades = {u: lo for u, (lo, _) in bounds.items()}
     lows = [*lo_grades.values(), *outside.values()]
     highs = [*(hi for _, hi in bounds.values()), *outside.values()]
@@ -216,7 +214,7 @@ class PoolDecision:
 
     def judge(self, qid: str, chunk: str, grade: int | None) -> None:
         """Record a grade (0..max_grade) or a "can't tell" (None) of a pooled or outside chunk."""
-        position = self.chunk_position.get((qid, chunk)) if hasattr(self, "chunk_position") else None
+        position = self.chunk_position.get((qid, chunk))
         if position is not None:
             self.chunk_open[position] = False
         if grade is None:
@@ -231,7 +229,7 @@ class PoolDecision:
         """The arrays of the confidence model: every unit of every question, its best rank, and
         every nonzero coefficient as an entry (question x pair row, unit, coefficient)."""
         self.unit_index: dict[tuple[str, str], int] = {}
-        unit_row, unit_col, best_rank = [], [], []
+        unit_row, unit_col = [], []
         for qid in self.qids:
             pool = self.pools[qid]
             units = list(dict.fromkeys([*pool.chunk_unit.values(), *(u for r in pool.lists.values() for u in r[:self.k])]))
@@ -239,11 +237,7 @@ class PoolDecision:
                 self.unit_index[(qid, unit)] = len(unit_row)
                 unit_row.append(self.row[qid])
                 unit_col.append(col)
-                ranks = [r.index(unit) + 1 for r in pool.lists.values() if unit in r[:self.k]]
-                best_rank.append(min(ranks) if ranks else self.k + 1)
         self.unit_row, self.unit_col = np.array(unit_row, dtype=int), np.array(unit_col, dtype=int)
-        self.bucket = np.zeros(len(best_rank), dtype=int)  # one grade rate for every unit (see "Confident")
-        self.best_rank = np.array(best_rank, dtype=int)
         width = int(self.unit_col.max()) + 1 if len(unit_col) else 1
         self.width = max(width, 1)
         self.unit_lo = np.zeros(len(unit_row))
@@ -261,27 +255,22 @@ class PoolDecision:
         self.outside_ideal = np.array([ideal_dcg(self.pools[q].outside.values(), self.k) for q in self.qids])
         self.discounts = np.array([discount(r) for r in range(1, self.width + 2)])
 
-    def _bucket_moments(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per best rank: the smoothed grade distribution of the closed units there, and the variance
-        of its mean (a Dirichlet posterior's: ``Var(g) / (n + scale + 1)``)."""
-        scale = self.max_grade + 1
-        closed = ~self.unit_open
-        counts = np.ones((self.k + 1, scale))  # add-one smoothing per best rank
-        np.add.at(counts, (self.bucket[closed], self.unit_lo[closed].astype(int)), 1.0)
-        total = counts.sum(axis=1, keepdims=True)
-        probs = counts / total
-        grades = np.arange(scale, dtype=float)
+    def _rate_moments(self) -> tuple[np.ndarray, float]:
+        """The smoothed grade distribution of the closed units, and the variance of its mean (a
+        Dirichlet posterior's: ``Var(g) / (n + scale + 1)``)."""
+        counts = 1.0 + np.bincount(self.unit_lo[~self.unit_open].astype(int), minlength=self.max_grade + 1)
+        probs = counts / counts.sum()
+        grades = np.arange(self.max_grade + 1, dtype=float)
         mean = probs @ grades
-        spread = probs @ grades ** 2 - mean ** 2
-        return probs, spread / (total[:, 0] + 1.0)
+        return probs, float((probs @ grades ** 2 - mean ** 2) / (counts.sum() + 1.0))
 
     def grade_moments(self) -> tuple[np.ndarray, np.ndarray]:
         """Per unit: the expected grade and its variance (module docstring, "Confident"); a closed
         unit's grade is known (variance 0)."""
-        probs, _ = self._bucket_moments()
+        probs, _ = self._rate_moments()
         closed = ~self.unit_open
         grades = np.arange(self.max_grade + 1, dtype=float)
-        dist = probs[self.bucket]  # units x grades
+        dist = probs[None, :]
         effective = np.maximum(grades[None, :], self.unit_lo[:, None])  # at least what its judged chunks give
         mean = (dist * effective).sum(axis=1)
         var = (dist * effective ** 2).sum(axis=1) - mean ** 2
@@ -310,14 +299,14 @@ class PoolDecision:
     def confidence(self) -> dict[tuple[str, str], float]:
         """Per pair (a, b): P(a beats b on the whole set once every pooled chunk is judged) under
         the model (module docstring, "Confident"). Only the questions with a judgment are read: each
-        gives its expected difference (its open units at their best rank's grade rate), and the
+        gives its expected difference (its open units at the grade rate), and the
         questions nobody judged yet are taken as the judged ones' like (a sample of the set: the
         judged questions' spread over their count, with the finite-population correction), so
         that no verdict ever rests on the rate prior of questions nobody looked at."""
         from scipy.stats import t as student
 
         mu, var, _, _, norm = self._moments()
-        _, rate_var = self._bucket_moments()
+        _, rate_var = self._rate_moments()
         pairs = len(self.pairs)
         judged = self.judged_questions()
         count, total = int(judged.sum()), len(self.qids)
@@ -326,12 +315,11 @@ class PoolDecision:
             return {pair: 0.5 for pair in self.pairs}
         in_judged = judged[self.e_row // pairs] & self.unit_open[self.e_unit]
         weight = np.where(in_judged, self.e_coef / norm[self.e_row // pairs], 0.0)
-        shared = np.zeros((pairs, self.k + 1))
-        np.add.at(shared, (self.e_row % pairs, self.bucket[self.e_unit]), weight)
+        shared = np.bincount(self.e_row % pairs, weights=weight, minlength=pairs)  # per pair: sum of c_u / N_q
         for j, pair in enumerate(self.pairs):
             d = mu[judged, j]
             sampling = d.var(ddof=1) / count * (1.0 - count / total) if count > 1 else 0.0
-            within = var[judged, j].sum() / count ** 2 + float((shared[j] / count) ** 2 @ rate_var)
+            within = var[judged, j].sum() / count ** 2 + (shared[j] / count) ** 2 * rate_var
             m, v = float(d.mean()), sampling + within
             out[pair] = float(student.cdf(m / np.sqrt(v), df=max(count - 1, 1))) if v > 0 else (
                 1.0 if m > 0 else 0.0 if m < 0 else 0.5)
@@ -345,9 +333,8 @@ class PoolDecision:
             index = self.unit_index.get((qid, unit))
             if index is not None:
                 self.unit_lo[index], self.unit_open[index] = lo, hi > lo
-        for j, (a, b) in enumerate(self.pairs):
-            self.lower[i, j], self.point[i, j], self.upper[i, j] = difference_bounds(
-                pool.lists.get(a, []), pool.lists.get(b, []), bounds, pool.outside, self.k)
+        for j, coef in enumerate(self.coef[qid]):
+            self.lower[i, j], self.point[i, j], self.upper[i, j] = difference_bounds(coef, bounds, pool.outside, self.k)
         lo_grades = {u: lo for u, (lo, _) in bounds.items()}
         ideal = ideal_dcg([*lo_grades.values(), *pool.outside.values()], self.k)
         for m, method in enumerate(self.methods):
@@ -458,9 +445,6 @@ class JudgingOrder:
         keys = rng.random(len(decision.chunk_items))
         self.key = {item: float(x) for item, x in zip(decision.chunk_items, keys)}
         self._keys = keys
-
-    def judged(self, qid: str) -> None:
-        """Kept for callers that report judgments; weights are recomputed on every :meth:`next`."""
 
     def next(self, skip: set[tuple[str, str]] = frozenset()) -> tuple[str, str] | None:
         """The next open item not in ``skip``; None when every pooled chunk is judged or skipped."""

@@ -38,7 +38,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from evaluation import evaluate_run  # noqa: E402
-from evaluation.mtc import JudgingOrder, PoolDecision  # noqa: E402
 from evaluation.runs import ranked_lists_to_run  # noqa: E402
 from rag.config import load_config  # noqa: E402
 from rag.judging.pool import Pool, read_pool  # noqa: E402
@@ -96,8 +95,7 @@ def simulate(pool: Pool, name: str, gold: dict[str, dict[str, int]], order: str,
     """Judge in ``order`` until decided (``until``: "confident", the 95% rule, or "certain", the
     bounds): (judgments made, the leader then, decided)."""
     questions = pool.set_questions(name)
-    decision = PoolDecision({q.qid: pool.question_pool(q) for q in questions}, pool.methods, pool.k, scale)
-    judging = JudgingOrder(decision, order, seed, {q.qid: pool.blind_order(q) for q in questions})
+    decision, judging = pool.judging(questions, order, scale, seed)
     rng = np.random.default_rng(seed + 1)
     made = 0
     def done(state) -> bool:
@@ -112,7 +110,6 @@ def simulate(pool: Pool, name: str, gold: dict[str, dict[str, int]], order: str,
         if noise and rng.random() < noise:
             grade = 0 if grade > 0 else 1
         decision.judge(qid, chunk, grade)
-        judging.judged(qid)
         made += 1
     state = decision.decision()
     return made, state.leader, done(state)

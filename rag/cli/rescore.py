@@ -54,7 +54,7 @@ def plan_config(run_dir: Path):
     if data_path is not None and not Path(data_path).exists():
         raise ConfigError("dataset", f"{data_path} not found: the plan's paths are relative to the directory the run "
                                      "was started in; run rescore from there", source=plan_path)
-    return config.model_copy(update={"generation": None}), plan
+    return config.model_copy(update={"generation": None})
 
 
 def main(argv: Sequence[str], use_redactor) -> int:
@@ -70,7 +70,7 @@ def main(argv: Sequence[str], use_redactor) -> int:
 
     if args.quiet:
         os.environ[PROGRESS_ENV] = "off"
-    config, _ = plan_config(args.run_dir)
+    config = plan_config(args.run_dir)
     redactor = use_redactor(Redactor.for_config(config))
     judgments = args.judgments or args.run_dir / "judgments.jsonl"
     if not judgments.is_file():

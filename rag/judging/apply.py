@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rag.data.records import is_unjudged
 from rag.errors import DataError
-from rag.judging.combine import combine, judges_of
+from rag.judging.combine import combine, counted, judges_of
 from rag.judging.store import read_judgments
 from rag.types import Chunk, Question
 
@@ -52,13 +52,12 @@ def apply_judgments(path: Path, question_sets: Mapping[str, Sequence[Question]],
                                   f"(sets: {', '.join(question_sets)})", number)
         if j.url is not None and j.url not in known_urls:
             raise DataError(path, f"url {j.url!r} is not a page of this corpus", number)
-    counted = [j for j in read.judgments if (judges is None or j.judge in judges) and (trust_llm or judges is not None
-                                                                                       or j.kind == "person")]
+    lines = counted(read.judgments, trust_llm, judges)
     if judges is not None:
         missing = [name for name in judges if name not in judges_of(read.judgments)]
         if missing:
             raise DataError(path, f"no judgment by {missing[0]!r} (judges: {', '.join(judges_of(read.judgments))})")
-    grades = combine(counted, trust_llm=trust_llm, judges=judges)
+    grades = combine(lines, trust_llm=trust_llm, judges=judges)
     judged_sets: dict[str, list[Question]] = {}
     left_out: dict[str, list[str]] = {}
     cant_tell = 0
@@ -82,7 +81,7 @@ def apply_judgments(path: Path, question_sets: Mapping[str, Sequence[Question]],
             judged_sets[name] = kept
     if not judged_sets:
         raise DataError(path, "no question of this run has a grade yet: judge some first (rag-bench judge RUN_DIR)")
-    return JudgedSets(judged_sets, len(counted), judges_of(counted), left_out, cant_tell, read.rejudged)
+    return JudgedSets(judged_sets, len(lines), judges_of(lines), left_out, cant_tell, read.rejudged)
 
 
 def with_page_chunks(question_sets: Mapping[str, Sequence[Question]], chunks: Sequence[Chunk],

@@ -51,17 +51,21 @@ def judges_of(judgments: Iterable[Judgment]) -> dict[str, str]:
     return {j.judge: j.kind for j in judgments}
 
 
+def counted(judgments: Iterable[Judgment], trust_llm: bool = False,
+            judges: Iterable[str] | None = None) -> list[Judgment]:
+    """The lines a verdict reads: only ``judges``' when given (an LLM judge named there counts),
+    else every person's, and the LLM judges' too with ``trust_llm``."""
+    wanted = set(judges) if judges is not None else None
+    return [j for j in judgments
+            if (j.judge in wanted if wanted is not None else trust_llm or j.kind == "person")]
+
+
 def combine(judgments: Iterable[Judgment], trust_llm: bool = False,
             judges: Iterable[str] | None = None) -> dict[tuple[str, str], QuestionGrades]:
     """(question set, question id) -> :class:`QuestionGrades` by the rule of the module docstring;
     ``judges`` keeps only those judges' lines."""
-    wanted = set(judges) if judges is not None else None
     by_item: dict[tuple[str, str, str], dict[str, list[Judgment]]] = defaultdict(lambda: defaultdict(list))
-    for j in judgments:
-        if wanted is not None and j.judge not in wanted:
-            continue
-        if j.kind == "llm" and not trust_llm and wanted is None:
-            continue
+    for j in counted(judgments, trust_llm, judges):
         by_item[j.item][j.kind].append(j)
     combined: dict[tuple[str, str], QuestionGrades] = defaultdict(QuestionGrades)
     for (question_set, qid, key), kinds in by_item.items():

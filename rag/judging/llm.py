@@ -30,7 +30,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from evaluation.agreement import weighted_kappa
-from evaluation.mtc import JudgingOrder, PoolDecision
+from evaluation.mtc import PoolDecision
 from rag.errors import ConfigError
 from rag.generation import GenerationRequest, build_generator
 from rag.generation.config import LocalGeneratorConfig, OpenAIGeneratorConfig, parse_generator_config
@@ -102,10 +102,10 @@ def mtc_items(pool: Pool, limit: int | None) -> list[tuple[str, str, str]]:
     items: list[tuple[str, str, str]] = []
     for name in pool.sets():
         questions = pool.set_questions(name)
-        decision = PoolDecision({q.qid: pool.question_pool(q) for q in questions}, pool.methods, pool.k)
-        order = JudgingOrder(decision, "mtc", pool.seed, {q.qid: pool.blind_order(q) for q in questions})
-        weights = sorted(((decision.weight(q, c), order.key[(q, c)], q, c) for q, c in order.sequence), reverse=True)
-        items += [(name, q, c) for _, _, q, c in weights]
+        decision, order = pool.judging(questions)
+        weights = dict(zip(decision.chunk_items, decision.chunk_weights()))  # computed once, not per chunk
+        ranked = sorted(((weights[item], order.key[item], *item) for item in order.sequence), reverse=True)
+        items += [(name, q, c) for _, _, q, c in ranked]
     return items[:limit] if limit else items
 
 
@@ -121,7 +121,7 @@ def method_order_tau(pool: Pool, a: dict, b: dict) -> float | None:
         for s, q in questions:
             if s not in by_set:
                 qs = [x for x in pool.set_questions(s) if (s, x.qid) in questions]
-                by_set[s] = PoolDecision({x.qid: pool.question_pool(x) for x in qs}, pool.methods, pool.k)
+                by_set[s], _ = pool.judging(qs)
         for (s, q, c), g in grades.items():
             if (s, q) in questions and g is not None and s in by_set:
                 by_set[s].judge(q, c, g)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluation.metrics import parse_metric
-from evaluation.mtc import QuestionPool
+from evaluation.mtc import MAX_GRADE, JudgingOrder, PoolDecision, QuestionPool
 from rag.errors import DataError
 from rag.io_utils import atomic_write_json
 
@@ -84,6 +84,14 @@ class Pool:
         order of their best chunk at URL level) and each pooled chunk's unit."""
         lists = {m: list(dict.fromkeys(self.unit(c) for c in ranked)) for m, ranked in question.lists.items()}
         return QuestionPool(lists, {c: self.unit(c) for c in question.pooled()})
+
+    def judging(self, questions: Sequence[PoolQuestion], order: str = "mtc", max_grade: int = MAX_GRADE,
+                seed: int | None = None) -> tuple[PoolDecision, JudgingOrder]:
+        """The judging state of ``questions`` (:class:`evaluation.mtc.PoolDecision`) and its order,
+        the depth order going through each question's pool blind (:meth:`blind_order`)."""
+        decision = PoolDecision({q.qid: self.question_pool(q) for q in questions}, self.methods, self.k, max_grade)
+        return decision, JudgingOrder(decision, order, self.seed if seed is None else seed,
+                                      {q.qid: self.blind_order(q) for q in questions})
 
     def blind_order(self, question: PoolQuestion) -> list[str]:
         """The question's pooled chunks in a seeded order that follows no method: sorted by id, then

@@ -80,9 +80,7 @@ class JudgingSession:
         self.sets = {}
         for name in self.pool.sets():
             questions = self.pool.set_questions(name)
-            decision = PoolDecision({q.qid: self.pool.question_pool(q) for q in questions}, self.pool.methods, self.pool.k)
-            order = JudgingOrder(decision, self.order, self.pool.seed,
-                                 {q.qid: self.pool.blind_order(q) for q in questions})
+            decision, order = self.pool.judging(questions, self.order)
             self.sets[name] = SetState(name, questions, decision, order)
         for j in self.read.judgments:
             if j.judge == self.judge and j.chunk_id is not None:
@@ -93,7 +91,6 @@ class JudgingSession:
         key = (j.question_set, j.question_id, j.chunk_id)
         if j.chunk_id in state.decision.pools[j.question_id].chunk_unit:
             state.decision.judge(j.question_id, j.chunk_id, j.grade)
-            state.order.judged(j.question_id)
         if key not in self.history:
             state.judged += 1
         else:
