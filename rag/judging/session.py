@@ -121,6 +121,7 @@ class JudgingSession:
                             url=self.pool.chunks[chunk].url, grade=grade, cant_tell=grade is None,
                             judge=self.judge, time=now(), kind=self.kind)
         self.log.append([judgment])
+        self.read.judgments.append(judgment)  # the latest counts (shared_grades keeps the last of each item)
         self.skipped.discard((question_set, qid, chunk))
         self._apply(judgment)
         return judgment
@@ -184,7 +185,7 @@ class JudgingSession:
 
     def agreement(self) -> list[dict]:
         """Weighted kappa of every pair of judges on the chunks both graded, with the base rates."""
-        judgments = read_judgments(self.run_dir / JUDGMENTS_FILE).judgments
+        judgments = self.read.judgments  # every judge's lines read at start, and this judge's since
         names = list(judges_of(judgments))
         rows = []
         for i, a in enumerate(names):

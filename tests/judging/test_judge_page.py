@@ -68,9 +68,8 @@ def test_judge_five_by_keyboard_kill_restart_and_resume_at_the_sixth(run_copy: P
                 item = shown_item(page)
                 assert item not in judged
                 judged.append(item)
-                page.keyboard.press(grade)
-                page.wait_for_function("(item) => document.body.dataset.item !== item",
-                                       arg=page.evaluate("document.body.dataset.item"))
+                page.keyboard.press(grade)  # wait on the item read before the key: the page may move on at once
+                page.wait_for_function("(item) => document.body.dataset.item !== item", arg="\u0000".join(item))
                 assert f"{i + 1} judged" in page.locator("#status").text_content()
             sixth = shown_item(page)
             # the page shows no method, rank or score: none of the methods' names is on it
