@@ -25,8 +25,19 @@ BLOCK = re.compile(r"^<!-- reproduce:(?P<name>[A-Za-z0-9_-]+) -->\n(?P<body>.*?)
                    re.MULTILINE | re.DOTALL)
 
 
-def block_lines(block: ReadmeBlock, run_dir: Path) -> list[str]:
+#: The columns of ``comparison.csv`` the seed003 printer reads.
+SEED003_COLUMNS = ("mrr@10", "recall@10")
+
+
+def block_lines(name: str, block: ReadmeBlock, run_dir: Path, source: Path) -> list[str]:
     if block.printer == "seed003":
+        header = (run_dir / "comparison.csv").read_text(encoding="utf-8").partition("\n")[0].split(",")
+        missing = [column for column in SEED003_COLUMNS if column not in header]
+        if missing:
+            raise ConfigError(f"reproduce:{name}", f"printer seed003 needs the metric(s) {', '.join(missing)}, which "
+                                                   f"the condition's run did not compute; expected a run with "
+                                                   f"evaluation.metrics holding {', '.join(SEED003_COLUMNS)}",
+                              source=source)
         return seed003_markdown(run_dir, block.set)
     if block.printer == "compact":
         return compact_markdown(run_dir, block.metrics[0] if block.metrics else None)
@@ -65,7 +76,7 @@ def rewrite_blocks(markdown: Path, conditions: list[Condition], result: MatrixRe
                                                    f"{condition.name}' (and --update-expected when a change moved "
                                                    "it) first", source=markdown)
         written.append(name)
-        body = "\n".join(block_lines(block, Path(entry.run_dir))).strip("\n")
+        body = "\n".join(block_lines(name, block, Path(entry.run_dir), markdown)).strip("\n")
         return f"<!-- reproduce:{name} -->\n{body}\n<!-- /reproduce:{name} -->"
 
     updated = BLOCK.sub(replace, text)

@@ -6,7 +6,8 @@
 - ``true`` and ``"0.5"`` were read as numbers (a 0.4 miss passed with ``abs: "0.5"``);
 - a row expecting a text column of comparison.json gave a traceback;
 - ``--readme`` after a one-method condition gave a KeyError (no verdicts), turned a 0600 file into
-  0644 and replaced a symbolic link by a regular file.
+  0644 and replaced a symbolic link by a regular file; the seed003 printer over a run without
+  mrr@10 gave a KeyError.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ TINY = {"Volcano": "A volcano is a rupture in the crust of a planet that lets ho
         "Espresso": "Espresso is a coffee beverage brewed by forcing hot water through finely ground coffee beans."}
 
 
-def one_method_condition(tmp_path: Path, expected: str) -> Path:
+def one_method_condition(tmp_path: Path, expected: str, printer: str = "{printer: results, metrics: [mrr]}") -> Path:
     """A ``run`` condition over a BM25-only run of three documents and two questions, printing a README block."""
     data = tmp_path / "data"
     data.mkdir()
@@ -108,7 +109,7 @@ def one_method_condition(tmp_path: Path, expected: str) -> Path:
         f"title: tiny\nsource: run\ncommand: rag-bench run --config {config} --no-generation\n"
         "tolerances:\n  exact:\n    abs: 5.0e-7\n    why: deterministic\n"
         f"rows:\n  - {{set: questions, method: bm25, tolerance: exact, expected: {expected}}}\n"
-        "readme:\n  tiny-table: {printer: results, metrics: [mrr]}\n")
+        f"readme:\n  tiny-table: {printer}\n")
     return matrix
 
 
@@ -138,3 +139,17 @@ def test_readme_after_a_one_method_condition_keeps_the_files_mode_and_link(tmp_p
     assert stat.S_IMODE(real.stat().st_mode) == 0o600
     text = real.read_text()
     assert "old" not in text and "| questions (2) | bm25 (a) | **1.000" in text
+
+
+@pytest.mark.slow
+def test_the_seed003_printer_over_a_run_without_its_metrics_is_one_line(tmp_path, monkeypatch, capsys) -> None:
+    matrix = one_method_condition(tmp_path, "{mrr: 1.0, hit@3: 1.0}", "{printer: seed003, set: questions}")
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "--matrix", str(matrix)]) == EXIT_OK
+    readme = tmp_path / "README.md"
+    readme.write_text("# T\n\n<!-- reproduce:tiny-table -->\nold\n<!-- /reproduce:tiny-table -->\n")
+    capsys.readouterr()
+    assert main(["reproduce", "--matrix", str(matrix), "--readme", str(readme)]) == EXIT_USER_ERROR
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "reproduce:tiny-table" in err[0] and "mrr@10, recall@10" in err[0], err
+    assert "old" in readme.read_text()
