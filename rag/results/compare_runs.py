@@ -5,7 +5,7 @@ Each run's methods become ``<run label>:<method>`` (the label is the run directo
 parent's for the timestamped directories the runner makes, made unique with a number). The runs are
 paired on the questions they share — same question set, id and text — and only on those; metrics
 are the columns every run has (each left out is named in a warning, as is a run whose manifest does
-not say ``complete`` or ``partial``). A run with failed answers is named on the first lines of the
+not say ``complete`` or ``partial``). A run with failed answers or failed stages is named on the first lines of the
 output (:func:`failed_answer_lines`), and a question set with a failed answer in any run has its
 answer results withheld, as in a run (:mod:`rag.results.headline`). The output is the same comparison as a run's: means with CIs, paired
 tests, each method's difference from the first, and the verdict, printed and written to
@@ -25,7 +25,7 @@ from rag.errors import BenchError
 from rag.results import schema
 from rag.results.comparison import Comparison, StatisticsSettings, compare
 from rag.results.csv_files import read_csv
-from rag.results.headline import AnswerFailures
+from rag.results.headline import AnswerFailures, StageFailures
 
 log = logging.getLogger(__name__)
 NON_METRIC_COLUMNS = {*schema.STATISTICS_INPUTS, schema.ATTEMPTS, schema.CHUNKS_USED, schema.RETRIEVAL_MS_NOISE}
@@ -109,10 +109,14 @@ def combine(run_dirs: Sequence[Path]) -> tuple[pd.DataFrame, list[str], list[str
 
 
 def failed_answer_lines(run_dirs: Sequence[Path], tables: Sequence[pd.DataFrame]) -> list[str]:
-    """``WARNING run <label> (<dir>): answers: 168 of 168 failed - ...`` for each run with failed answers."""
+    """``WARNING run <label> (<dir>): answers: 168 of 168 failed - ...`` for each run with failed answers,
+    and ``WARNING run <label> (<dir>): stages: bm25_mq failed on ...`` for each run with failed stages
+    (whose methods' results on those sets the comparison withholds, as the run did)."""
     lines = []
     for label, path, table in zip(run_labels(run_dirs), run_dirs, tables):
         if schema.GENERATION_STATUS in table and (line := AnswerFailures.of(table).line()):
+            lines.append(f"WARNING run {label} ({path}): {line}")
+        if line := StageFailures.of(table).line():
             lines.append(f"WARNING run {label} ({path}): {line}")
     return lines
 

@@ -59,6 +59,14 @@ def test_a_multi_query_reply_without_a_usable_line_is_withheld_and_named_first(t
     assert failed["mrr"].isna().all()  # not 0, and never bm25's
     runs = tmp_path / "run" / "runs"
     assert not (runs / "bm25_mq.trec").is_file() or read_run(runs / "bm25_mq.trec") != read_run(runs / "bm25.trec")
+    # rag-bench compare withholds the same rows and says so on its first lines
+    assert main(["compare", str(tmp_path / "run"), str(tmp_path / "run"), "--n-resamples", "50",
+                 "--output-dir", str(tmp_path / "compared")]) == 0
+    first = capsys.readouterr().out.splitlines()[:2]
+    assert all(line.startswith("WARNING run run") and "stages: bm25_mq failed on 4 of 4 questions" in line
+               for line in first), first
+    compared = json.loads((tmp_path / "compared" / "comparison.json").read_text())
+    assert "bm25_mq" not in json.dumps(compared.get("table", compared))
 
 
 def test_when_no_result_stands_the_run_stops_with_one_line(tmp_path: Path, capsys) -> None:
