@@ -9,8 +9,13 @@ Algorithm, per document:
 1. split into sections at Markdown headings (:mod:`rag.text.sections`; ``headings: false``: one
    section). No chunk crosses a section boundary, except by this rule: a section of fewer than
    ``min_section_tokens`` tokens, at most half of ``max_tokens`` (a heading with no text of its own,
-   or with one line under it, say) is joined to the next section, and a short last section to the
-   previous one;
+   or with one line under it, say) is joined to the section before it (its parent when it is a first
+   child, else its previous sibling or that sibling's last subsection), never to a sibling after it,
+   whose chunk it would otherwise be found in (gtk-doc's short "Returns" of one function in the chunk
+   of the next function); a short section whose next section is its own first child is joined by
+   that child instead, and by its next children while they are short together (a heading with no
+   text of its own goes with what it heads). A short first section with no child after it is a
+   chunk of its own;
 2. split each section into sentences (:mod:`rag.text.sentences`); each is a character span of the
    document (a sentence of more than :data:`SPAN_CHARS` characters is first cut at white space);
 3. count each sentence's tokens from its own tokenization (offset mapping), the sentences of
@@ -27,8 +32,12 @@ Algorithm, per document:
 
 A chunk's text is the verbatim slice of the document from its first sentence's start to its last
 sentence's end; with ``section_prefix`` it is preceded by the chunk's section label and a blank line
-(a contextual chunk header, at most a quarter of ``max_tokens``; the text's budget shrinks by its
-tokens). ``Chunk.section`` is that label, ``"Title › Section › Subsection"``, in either case. Its id is
+(a contextual chunk header, at most a quarter of ``max_tokens``; the text's budget shrinks by the
+tokens of the longest label of the joined sections). ``Chunk.section`` is that label,
+``"Title › Section › Subsection"``, in either case: the headings that every sentence of the chunk lies
+under (the common start of their sections' heading paths), so a chunk holding a joined section is
+labelled by the parent they share; a heading line alone counts as lying under its subsection's path,
+which names it. Its id is
 ``f"{doc_id}#{position}"`` (position 0, 1, ... within the document), and ``Chunk.url`` is the document
 URL (the chunk -> URL mapping used by URL-level metrics). Every chunk is re-tokenized at the end and
 ``n_tokens`` is that exact count (special tokens excluded).
@@ -71,9 +80,9 @@ class ChunkingConfig(ConfigModel):
     overlap_tokens: int = Field(50, ge=0, description="at most this many tokens of whole sentences repeated")
     min_tokens: int = Field(20, ge=0, description="a shorter last chunk is merged into the previous one")
     min_section_tokens: int = Field(
-        50, ge=0, description="a shorter section (a heading and a line, say) is joined to the next one (the last to the "
-                              "previous one); at most half of max_tokens is used; documents without headings are one "
-                              "section and are not affected")
+        50, ge=0, description="a shorter section (a heading and a line, say) is joined to the one before it (its parent "
+                              "or previous sibling), never to the next; at most half of max_tokens is used; documents "
+                              "without headings are one section and are not affected")
     tokenizer: str = Field(DEFAULT_EMBEDDING_MODEL, description="embedding model name or path")
     headings: bool = Field(True, description="no chunk crosses a Markdown heading: documents are chunked section by section")
     section_prefix: bool = Field(
@@ -277,46 +286,65 @@ def _measure_batch(batch: list[tuple[str, int, int]], tokenizer: Any, max_tokens
         counts.append(len(new))
 
 
-def _document_chunks(
-    document: Document, groups: list[tuple[tuple[str, ...], list[_Piece]]], config: ChunkingConfig, tokenizer: Any,
-) -> list[Chunk]:
-    """The chunks of one document: its section groups' pieces packed group by group (steps 4-5)."""
+Sections = list[tuple[tuple[str, ...], list[_Piece]]]  # (heading path, pieces) per section, in order
+
+
+def _document_chunks(document: Document, groups: list[Sections], config: ChunkingConfig, tokenizer: Any) -> list[Chunk]:
+    """The chunks of one document: its section groups' pieces packed group by group (steps 4-5), each
+    chunk labelled by :func:`_chunk_path`."""
     text = document.text
     chunks: list[Chunk] = []
-    for path, pieces in groups:
-        label = section_label(document.title, path)
-        prefix = _prefix(label, tokenizer, config.max_tokens) if config.section_prefix else ""
-        prefix_tokens = _count(tokenizer, prefix) if prefix else 0
-        for group in _pack(pieces, config, config.max_tokens - prefix_tokens):
+    for group in groups:
+        path_of = {piece.start: path for path, pieces in group for piece in pieces}
+        bare = {path for path, pieces in group if path and pieces and "\n" not in text[pieces[0].start:pieces[-1].end]}
+        prefix_tokens = max((_count(tokenizer, _prefix(section_label(document.title, path), tokenizer, config.max_tokens))
+                             for path, _ in group), default=0) if config.section_prefix else 0
+        for packed in _pack([piece for _, pieces in group for piece in pieces], config, config.max_tokens - prefix_tokens):
+            label = section_label(document.title, _chunk_path({path_of[piece.start] for piece in packed}, bare))
+            prefix = _prefix(label, tokenizer, config.max_tokens) if config.section_prefix else ""
             position = len(chunks)
             chunks.append(Chunk(
                 chunk_id=f"{document.doc_id}#{position}", doc_id=document.doc_id, url=document.url,
-                text=prefix + text[group[0].start:group[-1].end], position=position,
-                n_tokens=prefix_tokens + sum(p.n_tokens for p in group), section=label,
+                text=prefix + text[packed[0].start:packed[-1].end], position=position,
+                n_tokens=(_count(tokenizer, prefix) if prefix else 0) + sum(p.n_tokens for p in packed), section=label,
             ))
     return chunks
 
 
-def _section_groups(
-    sections_pieces: list[tuple[tuple[str, ...], list[_Piece]]], min_tokens: int,
-) -> list[tuple[tuple[str, ...], list[_Piece]]]:
-    """(heading path, pieces) per section, a section of fewer than ``min_tokens`` tokens joined to the
-    next one (with the next one's path), a short last section to the previous one (with its path)."""
-    groups: list[tuple[tuple[str, ...], list[_Piece]]] = []
-    carried: list[_Piece] = []
-    for path, section_pieces in sections_pieces:
-        pieces = carried + section_pieces
-        if sum(p.n_tokens for p in pieces) < min_tokens:
-            carried = pieces
-            continue
-        groups.append((path, pieces))
-        carried = []
-    if carried:
-        if groups:
-            groups[-1] = (groups[-1][0], groups[-1][1] + carried)
+def _under(path: tuple[str, ...], parent: tuple[str, ...]) -> bool:
+    """Whether heading path ``path`` lies under ``parent`` (a subsection of it, at any depth)."""
+    return len(path) > len(parent) and path[:len(parent)] == parent
+
+
+def _chunk_path(paths: set[tuple[str, ...]], bare: set[tuple[str, ...]]) -> tuple[str, ...]:
+    """The heading path of a chunk whose sentences lie in the sections of ``paths``: the longest path
+    that starts all of them, a section that is only its heading line (``bare``) left out when a
+    subsection of it is in the chunk too (its title is in that subsection's path)."""
+    kept = sorted(path for path in paths if not (path in bare and any(_under(other, path) for other in paths)))
+    first, last = kept[0], kept[-1]  # sorted: the common start of all is that of the first and last
+    return next((first[:i] for i, (a, b) in enumerate(zip(first, last)) if a != b), first[:len(last)])
+
+
+def _section_groups(sections_pieces: Sections, min_tokens: int) -> list[Sections]:
+    """The sections in runs packed together (step 1): a section of fewer than ``min_tokens`` tokens
+    joins the run before it, unless the next section lies under it (its first child) and so starts a
+    run with it; a run of fewer than ``min_tokens`` tokens is joined by the next section that lies
+    under the run's first section (a heading with no text, then its first subsections)."""
+    groups: list[Sections] = []
+    for index, (path, pieces) in enumerate(sections_pieces):
+        short = _n_tokens(pieces) < min_tokens
+        opens = index + 1 < len(sections_pieces) and _under(sections_pieces[index + 1][0], path)
+        heads = bool(groups) and _under(path, groups[-1][0][0]) and (
+            sum(_n_tokens(run_pieces) for _, run_pieces in groups[-1]) < min_tokens)
+        if groups and (heads or (short and not opens)):
+            groups[-1].append((path, pieces))
         else:
-            groups.append(((), carried))
+            groups.append([(path, pieces)])
     return groups
+
+
+def _n_tokens(pieces: list[_Piece]) -> int:
+    return sum(p.n_tokens for p in pieces)
 
 
 def _prefix_cap(max_tokens: int) -> int:
