@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import textwrap
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -44,11 +45,13 @@ from rag.data.questions.llm import N_EXAMPLES, Example, SynthesisPrompts, llm_ca
 from rag.data.questions.provenance import PROVENANCE_SUFFIX, read_provenance, sibling
 from rag.data.questions.specificity import FolderTerms
 from rag.data.questions.templates import corpus_examples, template_candidates
+from rag.config import portable_path
 from rag.data.records import ProblemLog, question_record, read_questions_jsonl, write_jsonl
 from rag.errors import BenchError
 from rag.generation import build_generator
 from rag.io_utils import atomic_write_bytes, atomic_write_json, sha256_text
 from rag.progress import progress as progress_bar
+from rag.results.format import TERMINAL_WIDTH
 from rag.secrets import Redactor
 from rag.types import Chunk, Question
 
@@ -125,7 +128,7 @@ def make_questions(
     started = time.perf_counter()
     selection, examples = synthesis.select(progress, generator_factory)
     if not selection.kept:
-        raise _nothing_kept(selection, generator)
+        raise _nothing_kept(selection, generator, config)
     questions = _questions(selection.kept, generator)
     provenance = Redactor.for_config(config).deep(  # the endpoint URL is config text
         synthesis.provenance(selection, examples, questions, started))
@@ -216,14 +219,24 @@ class _Synthesis:
         }
 
 
-def _nothing_kept(selection: "_Selection", generator: str) -> BenchError:
-    return BenchError(f"no question survived from {selection.tried} chunks tried; failures: "
-                      f"{json.dumps(dict(selection.failures))}; filtered: {json.dumps(dict(selection.filter.removed))}"
-                      + ("; the template generator needs no LLM, and a capable model keeps more (docs/data.md, "
-                         "'Questions from your corpus')" if generator == "llm" else
-                         "; the templates ask only about specific prose sentences (tables, code and lists make none): "
-                         "give your own questions, one a line (--questions mine.txt), and judge them (rag-bench "
-                         "judge RUN_DIR; docs/judging.md)"))
+def _nothing_kept(selection: "_Selection", generator: str, config: "RunConfig") -> BenchError:
+    """The error when no candidate survives: its first line names the problem, the next ones (each
+    wrapped to :data:`~rag.results.format.TERMINAL_WIDTH` columns, indented) the counts and, for the
+    templates, the exact command that brings the user's own questions instead."""
+    details = [f"failures: {json.dumps(dict(selection.failures))}; filtered: {json.dumps(dict(selection.filter.removed))}"]
+    if generator == "llm":
+        details.append("the template generator needs no LLM, and a capable model keeps more (docs/data.md, "
+                       "'Questions from your corpus')")
+    else:
+        folder = getattr(config.dataset, "path", None)
+        details += ["the templates ask only about specific prose sentences (tables, code and lists make none); "
+                    "give your own questions, one a line, and judge them (docs/judging.md):",
+                    f"rag-bench run --docs {portable_path(folder) if folder else 'DIR'} --questions mine.txt",
+                    "then: rag-bench judge <new run dir>"]
+    indent = "    "
+    return BenchError("\n".join([f"no question survived from {selection.tried} chunks tried", *(
+        textwrap.fill(line, width=TERMINAL_WIDTH, initial_indent=indent, subsequent_indent=indent * 2,
+                      break_on_hyphens=False, break_long_words=False) for line in details)]))
 
 
 def _questions(kept: Sequence[Candidate], generator: str) -> list[Question]:

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import random
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -332,6 +335,27 @@ def test_corpus_examples_are_template_questions_with_their_sentence_one_per_docu
     ("A syndrome is a set of medical signs and symptoms which are correlated with each other and often associated "
      "with a particular disease or disorder.", "definition",
      "What is a syndrome?", "a set of medical signs and symptoms"),
+    # a long lead: the head ends before a prepositional phrase or a participle when the shorter head says
+    # too little ("a significant figure", "a device", "a form of literature")
+    ("Geoffrey Chaucer was a significant figure developing the legitimacy of vernacular Middle English at a time "
+     "when the dominant literary languages in England were still French and Latin.", "definition",
+     "What was Geoffrey Chaucer?", "a significant figure developing the legitimacy of vernacular Middle English"),
+    ("A lawn mower is a device utilizing one or more revolving blades to cut a grass surface to an even height.",
+     "definition", "What is a lawn mower?", "a device utilizing one or more revolving blades"),
+    ("English literature is a form of literature written in the English language from the English-speaking world.",
+     "definition", "What is English literature?", "a form of literature written in the English language"),
+    # "of ..." belongs to its noun; a head does not end in a participle ("... Delta formed")
+    ("A Fourier series is a series expansion of a periodic function into a sum of trigonometric functions.",
+     "definition", "What is a Fourier series?", "a series expansion of a periodic function"),
+    ("Sundarbans is a mangrove forest area in the Ganges Delta formed by the confluence of three rivers in the Bay "
+     "of Bengal.", "definition", "What is Sundarbans?", "a mangrove forest area in the Ganges Delta"),
+    # "such as" points nowhere; a ranking with its scope; "the name of" is not asked twice
+    ("A compound eye is a visual organ found in arthropods such as insects and crustaceans.", "definition",
+     "What is a compound eye?", "a visual organ found in arthropods such as insects and crustaceans"),
+    ("San Marino is the fifth-smallest country in the world.", "definition",
+     "What is San Marino?", "the fifth-smallest country in the world"),
+    ("Valgrind is the name of the main entrance to Valhalla.", "known_item",
+     "What is the name of the main entrance to Valhalla?", "Valgrind"),
 ])
 def test_wikipedia_prose_templates_by_hand(sentence, kind, question, answer):
     assert _options(sentence)[kind] == (question, answer)
@@ -341,11 +365,68 @@ def test_wikipedia_prose_templates_by_hand(sentence, kind, question, answer):
     # a head that adds nothing to its subject but "type": the whole predicate stays, too long to ask
     "Tenpin bowling is a type of bowling in which a bowler rolls a bowling ball down a wood or synthetic lane "
     "toward ten pins.",
-    # a head of one noun: "a device"
-    "A lawn mower is a device utilizing one or more revolving blades to cut a grass surface to an even height.",
     "Melanomas are the most aggressive.",  # a degree, no noun
+    # not cut before the relative clause that says which rhythms ("a broad term for many of the rhythms")
+    "Samba is a broad term for many of the rhythms that compose the better known Brazilian music genres that "
+    "originated in the Afro-Brazilian communities of Bahia.",
     "A residential garage is a walled, roofed structure with a door for storing a vehicle.",  # "a walled"
 ])
 def test_definitions_whose_answer_names_too_little_are_not_made(sentence):
     made = _options(sentence)
     assert "definition" not in made or len(made["definition"][1].split()) > 12  # dropped by answer_length
+
+
+# Issue 43, the six documents of Wikipedia prose, the Python library and Valgrind's manual: shapes rated
+# awkward or nonsense (docs/data.md, "Small folders of prose"), each a sentence written by hand in that shape.
+@pytest.mark.parametrize("sentence, kind", [
+    # a bare passive: "What happens when difference equations are employed?" (employed for what?)
+    ("When difference equations are employed, the theory is called discrete dynamical systems.", "condition"),
+    ("When understood in a more restricted sense, only sensory consciousness counts.", "condition"),  # no subject
+    ("When one wants to match a literal backslash, it must be escaped in the pattern.", "condition"),  # a wish
+    ("If you are interested in simulating a cache, it is not hard to write your own simulator.", "condition"),
+    ("If instead the thread broadcasts on a condition variable, all of the waiting threads wake.", "condition"),
+    # the first item of a list cut at its comma: only part of the answer
+    ("The Austroasiatic languages are a large language family spoken throughout Mainland Southeast Asia, South Asia,"
+     " and East Asia.", "definition"),
+    ("Sundarbans is a mangrove forest area formed by the confluence of the Ganges, Brahmaputra and Meghna Rivers.",
+     "known_item"),
+    # a kind with many members: "What is the name of the Old English poem?" (several are)
+    ("Beowulf is an Old English poem, an epic in the tradition of Germanic heroic legend.", "known_item"),
+    ("Madhvacharya was an Indian philosopher, theologian and proponent of the Dvaita school.", "known_item"),
+    # the answer says the question again
+    ("A two-dimensional Euclidean space is a two-dimensional space on the plane.", "definition"),
+    # a subject that picks one out of what the passage spoke of: "What is the main inlet?" (of which lake?)
+    ("The main inlet is the St. Marys River from Lake Superior.", "definition"),
+    ("The largest city is a port on the Karnaphuli River.", "definition"),
+    # a ranking that does not say among what, a place the passage named before
+    ("Vernacular Tunisian Arabic is the most spoken language, and French serves in administration.", "definition"),
+    ("Vernacular Tunisian Arabic is the most spoken language, and French serves in administration.", "known_item"),
+    ("Chittagong is the second-largest city and the busiest port of the country.", "definition"),
+    # what someone else does is not how you do it
+    ("To prevent collisions, ATC enforces traffic separation rules around each aircraft.", "purpose"),
+    # answers pointing back or opening with an aside
+    ("If the ordinary character is not an ASCII digit, the resulting pattern will match that character.", "condition"),
+    ("If discovery is started in a directory holding a package, either from the command line or by a call.",
+     "condition"),
+])
+def test_shapes_rated_awkward_on_prose_and_manuals_are_not_made(sentence, kind):
+    assert kind not in _options(sentence)
+
+
+
+COPYRIGHT = Path(__file__).resolve().parents[1] / "fixtures" / "thirdparty" / "debian-copyright"
+
+
+def test_a_folder_without_template_questions_ends_on_lines_of_at_most_100_columns(tmp_path, capsys):
+    # Debian copyright files (license notices in a machine-readable layout): no prose sentence a template
+    # reads. The error names the problem on its first line, wraps, and ends with the exact command.
+    argv = ["questions", "--config", "documents", "--set", f"dataset.path={COPYRIGHT}", "--set",
+            f"cache_dir={tmp_path / 'cache'}", "--question-generator", "template", "--out", str(tmp_path / "q.jsonl")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = err[err.index("error: "):].strip().splitlines()  # after the progress bars
+    tried = re.fullmatch(r"error: no question survived from (\d+) chunks tried", lines[0]).group(1)
+    assert max(len(line) for line in lines) <= 100 and "Traceback" not in err
+    assert lines[1] == f'    failures: {{"no_template": {tried}}}; filtered: {{}}'
+    assert lines[-2:] == [f"    rag-bench run --docs {os.path.relpath(COPYRIGHT)} --questions mine.txt",
+                          "    then: rag-bench judge <new run dir>"]

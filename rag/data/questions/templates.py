@@ -76,6 +76,15 @@ clause is cut at its first comma or semicolon. A candidate is made only when
   easier", "is a bit special", "is the same", "is the default", "is a great way":
   ``_DEGREE_PREDICATE``): it says how much or how good, not what ("What is Verifying signatures?" /
   "a little easier");
+* a definition or known item reads alone (issue 43, docs/data.md#template-ratings): its subject does
+  not pick one out of what the passage spoke of ("the main inlet": :func:`_relational`), its predicate
+  ranks only with a scope ("the most spoken language": :func:`_unscoped`) and is not a list's first
+  item cut at a comma (``_LIST_AFTER_CUT``), its answer does not say the question again
+  (:func:`_circular`), and a known item's description tells its item from others of its kind ("the
+  Old English poem" does not: :func:`_described`); a condition is not a bare passive ("when
+  difference equations are employed": ``_BARE_PASSIVE``); a how-to answer is addressed to the reader
+  ("ATC enforces ...": :func:`_someone_else`); "the country", "the city" ... name no place
+  (``_PLACE_ANAPHORA``);
 * the sentence holds no link target (:meth:`FolderTerms.link_target`): a path whose last segment is
   a page of the folder ("... for achieving topics/repeatable-installs") is a link that conversion
   left in the text, not words a reader would ask with;
@@ -120,8 +129,10 @@ MIN_ANSWER_WORDS = 2
 MIN_HOW_TO_ANSWER_WORDS = 3
 #: A condition of fewer words ("pager is unspecified", "you supply directories") names too little.
 MIN_CONDITION_WORDS = 4
-#: A condition about the reader's wishes ("If you don't want to ...") is a how-to, not an event.
-_WISH_CONDITION = re.compile(r"^you (?:\S+ )?(?:want|need|wish|would like)\b", re.IGNORECASE)
+#: A condition about the reader's wishes ("If you don't want to ...", "When one wants to ...") is a
+#: how-to, not an event.
+_WISH_CONDITION = re.compile(r"^(?:you|one) (?:\S+ )?(?:wants?|needs?|wish(?:es)?|would like|(?:are|is) interested)\b",
+                             re.IGNORECASE)
 MAX_SUBJECT_WORDS = 8
 _PRONOUNS = frozenset("it this that these those he she they there here its his her their which who what one "
                       "each all some both either neither you we i".split())
@@ -137,11 +148,11 @@ _SENTENCE_ADVERBS = frozenset("perhaps maybe often sometimes always never again 
 #: Words that leave a question unanswerable in front of a whole corpus ("What happens if this option
 #: is omitted?", "What is the first string?"): anaphora, deixis, ordinal positions and the authors' "we".
 _ANAPHORA = frozenset("this that these those it its they them their such above below following previous same "
-                      "meantime still resulting otherwise "
+                      "meantime still resulting otherwise instead indeed "
                       "latter former here first second third last next we".split())
 #: Words that point elsewhere in the text ("the following function"): an answer with one is no answer.
 _DEIXIS = frozenset("this these those above below following such latter former first last next previous "
-                    "thus hence therefore".split())
+                    "resulting thus hence therefore".split())
 #: Words too general to tell one passage from another; a slot needs two content words besides them.
 _GENERIC = frozenset("option options command commands default value values file files result results script "
                      "example examples case cases way thing things one first second set specified given use used "
@@ -158,7 +169,12 @@ _COPULAS = frozenset("is are was were".split())
 #: "What happens if enabled?" cannot be asked in front of a corpus.
 _SUBJECTLESS = frozenset("true false set unset unspecified specified enabled disabled given used called run omitted "
                          "absent present not no none zero asked combined left built found made kept written taken "
-                         "seen shown done put known held sent read".split())
+                         "seen shown done put known held sent read understood thought taught brought bought "
+                         "caught meant chosen driven drawn spoken broken hidden grown thrown".split())
+#: A condition that only says something is done ("When difference equations are employed, ...") names
+#: no circumstance: a bare passive at its end, nothing after the participle.
+_BARE_PASSIVE = re.compile(r"\b(?:is|are|was|were|be|been)\s+(?:\w+ly\s+)?\w+(?:ed|en|wn|ght|lt|ood)$",
+                           re.IGNORECASE)
 #: "the command", "the action" with nothing naming which: unresolved without the passage ("What happens
 #: when the command enters the interactive mode?"); "the --aggressive option", "the command line", "the
 #: result from pip freeze" are not.
@@ -173,6 +189,22 @@ _RELATIVE_OTHER = re.compile(r"\b(?:any|all|every|no)\s+other\b", re.IGNORECASE)
 #: modifiers without their noun).
 _INTERRUPTED = re.compile(r"^[^,;]*,\s*(?:like|unlike|such as|e\.g\.|i\.e\.|for example|for instance|including)\b"
                           r"|^[^,;]*,\s*[\w'’-]+\s*,", re.IGNORECASE)
+#: The comma a clause is cut at continues a list: "... throughout Mainland Southeast Asia, South Asia,
+#: and East Asia" (items before ", and"), "the confluence of the Ganges, Brahmaputra and Meghna Rivers"
+#: (names joined by "and"): the clause holds the first item only.
+_LIST_AFTER_CUT = re.compile(r"^[^,;]*,\s*(?:[^,;]{1,40},\s*(?:and|or)\s"
+                             r"|[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?\s+(?:and|or)\s+[A-Z])")
+#: "the country", "the city" ... naming no place: the place the passage spoke of ("the second-largest city
+#: and the busiest port of the country").
+_PLACE_ANAPHORA = re.compile(r"\bthe\s+(?:country|nation|state|city|town|region|province|island|territory|"
+                             r"capital|area)\b(?!\s+(?:of|called|named|known)\b)", re.IGNORECASE)
+#: A superlative ("the most spoken", "the fifth-smallest") ranks among something it must name.
+_SUPERLATIVE = re.compile(r"\b(?:most|least)\s+\w+|\b(?:\w+-)?(?:larg|small|bigg|high|low|long|short|old|young|"
+                          r"great|busi|earli|lat|fast|deep|tall|heavi|rich|poor|clos)est\b", re.IGNORECASE)
+_SCOPE = re.compile(r"\b(?:in|of|among|on|at|within|across|worldwide|ever)\b", re.IGNORECASE)
+#: A definition's subject that ranks or picks out without naming among what ("the main inlet", "the largest
+#: city"): relative to the passage.
+_RELATIONAL = frozenset("main chief principal primary major only".split())
 MIN_SLOT_WORDS = 2
 #: Kinds whose slot is the term asked about (one specific content word is enough).
 TERM_KINDS = ("definition", "called", "when")
@@ -290,26 +322,29 @@ def specific(slot: str, minimum: int = MIN_SLOT_WORDS) -> bool:
     (``_GENERIC``): :data:`MIN_SLOT_WORDS`, one for the term a definition asks about."""
     words = re.findall(r"\w+", slot.casefold())
     return (not any(word in _ANAPHORA for word in words)
-            and not _UNRESOLVED_ROLE.search(slot) and not _RELATIVE_OTHER.search(slot)
+            and not _UNRESOLVED_ROLE.search(slot) and not _RELATIVE_OTHER.search(slot) and not _PLACE_ANAPHORA.search(slot)
             and len(content_words(slot) - _GENERIC) >= minimum)
 
 
 def complete_answer(answer: str, kind: str) -> bool:
     """Whether ``answer`` is a whole phrase: it does not start like a dependent clause or a
-    continuation (``_FRAGMENT_START``, :func:`_continuation`) nor hold a word pointing elsewhere
-    (``_DEIXIS``), its brackets and quotes are balanced, it does not end in ``_DANGLING_END``, and it
+    continuation (``_FRAGMENT_START``, :func:`_continuation`; after "either", "both" ... too: "either
+    from the command line or ...") nor hold a word pointing elsewhere (``_DEIXIS`` but "such as",
+    ``_PLACE_ANAPHORA``), its brackets and quotes are balanced, it does not end in ``_DANGLING_END``, and it
     has at least :data:`MIN_ANSWER_WORDS` words (a name, for ``known_item`` and ``used_for``, may have
     one; an instruction, for ``purpose`` and ``wish``, :data:`MIN_HOW_TO_ANSWER_WORDS`)."""
     words = answer.split()
-    if (not words or _continuation(words) or words[0].lower().strip("\"'“(") in _FRAGMENT_START
-            or _DEIXIS & set(re.findall(r"\w+", answer.casefold()))):
+    opening = words[1:] if words[:1] and words[0].lower() in {"either", "both", "only", "just"} else words
+    if (not opening or _continuation(words) or opening[0].lower().strip("\"'“(") in _FRAGMENT_START
+            or _DEIXIS & set(re.findall(r"\w+", re.sub(r"\bsuch as\b", "", answer.casefold())))
+            or _PLACE_ANAPHORA.search(answer)):
         return False
     if not balanced(answer):
         return False
     if not content_words(answer) - _GENERIC or words[-1].lower().strip("\"'”)") in _DANGLING_END:
         return False
-    if kind in ("purpose", "wish"):
-        return len(words) >= MIN_HOW_TO_ANSWER_WORDS
+    if kind in ("purpose", "wish"):  # addressed to the reader: not what a named someone does ("ATC enforces ...")
+        return len(words) >= MIN_HOW_TO_ANSWER_WORDS and not _someone_else(words[0])
     if kind == "when":
         return bool(re.search(r"\d{3,4}", answer))
     return len(words) >= MIN_ANSWER_WORDS or kind in ("known_item", "used_for", "called")
@@ -341,13 +376,16 @@ def _sentence_options(sentence: str) -> list[_Option]:
     options = []
     if (match := _DEFINITION.match(sentence)) and not _INTERRUPTED.match(match.group("predicate")):
         subject, predicate = match.group("subject").strip(), _clause(match.group("predicate"))
+        in_list = bool(_LIST_AFTER_CUT.match(match.group("predicate")))  # the clause holds a list's first item
         if (_subject_ok(subject, MAX_SUBJECT_WORDS) and not _DEGREE_PREDICATE.match(predicate) and not _gerund(subject)
-                and _names_enough(predicate)):
+                and not _relational(subject) and _names_enough(predicate) and not _unscoped(predicate)):
             question_subject = _lower_first(subject) if _determined(subject) else subject
-            options.append(_Option("definition", "What {verb} {subject}?",
-                                   f"What {match.group('verb')} {question_subject}?", _head(predicate, subject), subject))
-            if proper_name(subject):
-                phrase = _ARTICLE.sub("", predicate)
+            answer = _head(predicate, subject)
+            if not (in_list and answer == predicate) and not _circular(answer, subject):
+                options.append(_Option("definition", "What {verb} {subject}?",
+                                       f"What {match.group('verb')} {question_subject}?", answer, subject))
+            if proper_name(subject) and not in_list and _described(predicate):
+                phrase = re.sub(r"^name of (?:the )?", "", _ARTICLE.sub("", predicate))  # "the name of the ..."
                 options.append(_Option("known_item", "What is the name of the {predicate}?",
                                        f"What is the name of the {phrase}?", subject, phrase))
     options += _naming_options(sentence)
@@ -362,7 +400,7 @@ def _sentence_options(sentence: str) -> list[_Option]:
         condition, connective = match.group("condition"), match.group("connective").lower()
         first = condition.split()[0].lower()
         if (first not in _SUBJECTLESS and not first.endswith(("ing", "ed")) and not _WISH_CONDITION.match(condition)
-                and len(condition.split()) >= MIN_CONDITION_WORDS):
+                and len(condition.split()) >= MIN_CONDITION_WORDS and not _BARE_PASSIVE.search(condition)):
             options.append(_Option("condition", "What happens {if|when} {condition}?",
                                    f"What happens {connective} {condition}?",
                                    _clause(match.group("rest")).removeprefix("then "), condition))
@@ -381,29 +419,66 @@ _MODIFIER = re.compile(r"\s+(?:(?:in|of|by|to|from|at|on) (?:which|whom)|that|wh
                        r"|[a-z]+ed|[a-z]{3,}ing|written|known|made|built|given|taken|seen)\b")
 
 
+#: Where a long definition's head can end besides ``_MODIFIER``: before a prepositional phrase other than
+#: "of ..." (which belongs to its noun: "a series expansion of a periodic function") or an infinitive.
+_PREPOSITION = re.compile(r"\s+(?:in|on|at|by|for|from|with|without|into|onto|within|among|between|under|over|through"
+                          r"|toward|towards|across|along|around|after|before|during|near|via|than|about|against"
+                          r"|to|since|until)\b")
+#: A head does not end in a participle ("a mangrove forest area in the Ganges Delta formed (by ...)").
+_PARTICIPLE = re.compile(r"[a-z]+ed|[a-z]{3,}ing|written|known|made|built|given|taken|seen|used")
+#: An active participle's second complement ("the value separating the higher half from the lower half"):
+#: a head holding an -ing participle is not cut before it.
+_ACTIVE = re.compile(r"[a-z]{3,}ing")
+_SECOND_COMPLEMENT = re.compile(r"\s+(?:from|into|onto|with|between|than|against)\b")
+#: Nouns that name a kind of thing, not the thing: a head of them and the subject's words says nothing.
+_KIND_WORDS = frozenset("type form kind sort part term".split())
+#: A head ending in a definite noun phrase after a preposition ("a broad term for many of the rhythms"): the
+#: relative clause that follows says which rhythms, so the head cannot end before it.
+_RESTRICTED = re.compile(r"\b(?:of|for|in|to|from|on|at|by|with)\s+the\s+[\w'’-]+(?:\s+[\w'’-]+)?$", re.IGNORECASE)
+_RELATIVE_PRONOUNS = frozenset("that which who whom whose where".split())
+
+
 #: Words that grade a noun rather than name it: a head of them and one noun says too little.
 _DEGREE_WORDS = frozenset("significant important major main notable prominent key famous great aggressive "
                           "common largest smallest".split())
 
 
 def _head(predicate: str, subject: str) -> str:
-    """``predicate`` itself when it has at most :data:`MAX_ANSWER_WORDS` words, else its head noun
-    phrase: the words before its first relative clause or participle phrase (``_MODIFIER``), without a
-    trailing adverb, when they name enough (:func:`_names_enough`) and add two content words to the
-    ``subject`` besides "type", "form" ... ("Tenpin bowling" / "a type of bowling" says nothing).
+    """``predicate`` itself when it has at most :data:`MAX_ANSWER_WORDS` words, else its longest
+    prefix of at most that many words that ends before a post-modifier (a relative clause, a
+    participle phrase, or a prepositional phrase other than "of ...": ``_MODIFIER``,
+    ``_PREPOSITION``) no later than its first relative clause, without a trailing adverb, and that
+    adds two content words to the ``subject`` besides "type", "form", "term" ... (:func:`_says`).
     Wikipedia's leads define at length: "What is a syndrome?" / "a set of medical signs and
-    symptoms", not the 22 words that follow. Any other predicate stays whole (and the
-    ``answer_length`` filter drops it)."""
+    symptoms", not the 22 words that follow; "What was Geoffrey Chaucer?" / "a significant figure
+    developing the legitimacy of vernacular Middle English", not "a significant figure". A head
+    ending in "of the {noun}" before a relative clause is not cut there (the clause says which
+    ones: "a broad term for many of the rhythms that compose ..."). Any other predicate stays whole
+    (and the ``answer_length`` filter drops it: "Tenpin bowling" / "a type of bowling" says nothing)."""
     if len(predicate.split()) <= MAX_ANSWER_WORDS:
         return predicate
-    if not (cut := _MODIFIER.search(predicate)):
-        return predicate
-    words = predicate[:cut.start()].split()
-    while words and words[-1].lower().endswith("ly") and len(words[-1]) > 4:  # "fiction usually (written)"
-        words.pop()
-    head = " ".join(words)
-    says = content_words(head) - content_words(subject) - {"type", "form", "kind", "sort", "part"}
-    return head if _names_enough(head) and len(says - _GENERIC - _DEGREE_WORDS) >= 2 else predicate
+    relative = next((cut for cut in _MODIFIER.finditer(predicate) if _RELATIVE_PRONOUNS & set(cut.group().split())),
+                    None)
+    limit = relative.start() if relative else len(predicate)
+    cuts = sorted({cut.start() for pattern in (_MODIFIER, _PREPOSITION) for cut in pattern.finditer(predicate)
+                   if 0 < cut.start() <= limit}, reverse=True)
+    for cut in cuts:
+        words = predicate[:cut].split()
+        if cut == limit and _RESTRICTED.search(" ".join(words)):
+            continue  # "many of the rhythms (that compose ...)": "the rhythms" needs its clause
+        while words and words[-1].lower().endswith("ly") and len(words[-1]) > 4:  # "fiction usually (written)"
+            words.pop()
+        if (len(words) <= MAX_ANSWER_WORDS and words and words[-1].lower() not in _DANGLING_END
+                and not _PARTICIPLE.fullmatch(words[-1]) and _says(words, subject)
+                and not (_SECOND_COMPLEMENT.match(predicate[cut:]) and any(_ACTIVE.fullmatch(w) for w in words))):
+            return " ".join(words)
+    return predicate
+
+
+def _says(words: Sequence[str], subject: str) -> bool:
+    """Whether a head adds two content words to its subject besides generic, degree and kind words."""
+    says = content_words(" ".join(words)) - content_words(subject) - _KIND_WORDS
+    return _names_enough(" ".join(words)) and len(says - _GENERIC - _DEGREE_WORDS) >= 2
 
 
 def _names_enough(phrase: str) -> bool:
@@ -411,6 +486,46 @@ def _names_enough(phrase: str) -> bool:
     numeral system", not "a device", "a walled" (cut at the comma of "a walled, roofed structure")
     or "the most aggressive"."""
     return len(content_words(phrase) - _GENERIC - _DEGREE_WORDS) >= 2
+
+
+def _circular(answer: str, subject: str) -> bool:
+    """Whether more than half of a definition's answer's content words are its subject's: "A
+    two-dimensional Euclidean space" / "a two-dimensional space on the plane" says the question again
+    ("Another zero-width assertion" / "the lookahead assertion" does not)."""
+    words = content_words(answer)
+    return len(words & content_words(subject)) * 2 > len(words)
+
+
+def _relational(subject: str) -> bool:
+    """Whether a definite ``subject`` picks one out without naming among what: "the main inlet", "the
+    largest city" (of the lake, the country the passage spoke of); "the main inlet of Lake Huron" names it."""
+    words = subject.casefold().split()
+    return (words[:1] == ["the"] and (bool(_RELATIONAL & set(words)) or bool(_SUPERLATIVE.search(subject)))
+            and not _SCOPE.search(subject))
+
+
+def _unscoped(predicate: str) -> bool:
+    """Whether ``predicate`` ranks without saying among what: "the most spoken language" (in
+    Tunisia, which the sentence does not say), not "the fifth-smallest country in the world"."""
+    return bool(match := _SUPERLATIVE.search(predicate)) and not _SCOPE.search(predicate[match.end():])
+
+
+#: After the head noun of a description: a preposition, a relative pronoun or a participle.
+_POSTMODIFIER = re.compile(r"\s(?:of|in|on|at|by|for|from|within|with|without|into|under|over|between|among|near"
+                           r"|that|which|who|whose|where|[a-z]{3,}(?:ed|ing))\s", re.IGNORECASE)
+
+
+def _described(predicate: str) -> bool:
+    """Whether a known-item description tells its item from others of its kind: the kind is followed by
+    what sets it apart ("the Japanese media franchise created by Akira Toriyama", "the study of the
+    motion of air"); "the Old English poem" and "the Indian philosopher" name a kind with many members."""
+    return bool(_POSTMODIFIER.search(predicate))
+
+
+def _someone_else(first: str) -> bool:
+    """Whether a how-to answer opens with a name, an article or a pronoun other than "you": it says what
+    someone else does ("To prevent collisions, ATC enforces ..."), not what the reader does."""
+    return (first[:1].isupper() and first.lower() != "you") or first.lower() in {"a", "an", "the"} | (_PRONOUNS - {"you"})
 
 
 def _naming_options(sentence: str) -> list[_Option]:
