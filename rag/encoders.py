@@ -121,9 +121,7 @@ ENCODERS: Registry[Any] = Registry("embedder")
 
 
 #: Texts per forward pass of a local model when the config names none: on CPU a small batch keeps a
-#: layer's activations in cache (MiniLM on this 2-core machine, ``scripts/bench_dense.py``: 8 texts
-#: 57.8 texts/s, 16 54.1, 32 53.2, 64 43.0 — a 64-text batch's feed-forward activations are ~100 MB);
-#: a GPU wants large batches.
+#: layer's activations in cache; a GPU wants large batches. measured: docs/measurements.md#cpu-batch-size
 CPU_BATCH_SIZE, GPU_BATCH_SIZE = 8, 64
 #: Texts per request to an embeddings endpoint when the config names none.
 ENDPOINT_BATCH_SIZE = 64
@@ -133,8 +131,8 @@ def runs_on_onnxruntime(config: SentenceTransformersEmbedderConfig, model: str, 
     """Whether ``model`` runs on ONNX Runtime: where the config asks for it (int8, ``runtime:
     onnxruntime``), and with ``runtime`` unset where the model is a local directory (the packaged
     MiniLM, a path: what the export reads) and ``device`` resolves to the CPU. There ONNX Runtime
-    computes the same vectors as PyTorch, 1.30x faster in ``scripts/bench_dense.py`` (docs/retrievers.md,
-    "ONNX Runtime, float32"); a GPU, or a model known only by its hub name, runs on PyTorch."""
+    computes the same vectors as PyTorch, faster (measured: docs/retrievers.md#onnx-runtime-float32);
+    a GPU, or a model known only by its hub name, runs on PyTorch."""
     if config.on_onnxruntime:
         return True
     if config.runtime == "pytorch":

@@ -147,9 +147,8 @@ class ManagedLlamaServer:
         """llama.cpp's settings beyond the model and the address (the run's manifest records them):
 
         - ``n_threads``: all cores (llama.cpp alone would use half for token generation);
-        - ``flash_attn``: prompts of ~1,100 tokens (ten chunks) 270 instead of 208 tokens/s on 2
-          cores, generation 100 instead of 78; n_batch / n_ubatch (256-2048) and a q8_0 KV cache
-          (slower) did no better (``scripts/bench_llama_settings.py``, docs/generation.md);
+        - ``flash_attn``: faster prompts and generation; n_batch / n_ubatch and a q8_0 KV cache did
+          no better (measured: docs/generation.md#llama-settings);
         - ``logits_all`` off unless the requests ask for log-probs (``logprobs``: only the ``llm``
           reranker does; llama-cpp-python refuses them without it): its server turns it on by
           default, so llama.cpp computes the 49,152-word output layer for

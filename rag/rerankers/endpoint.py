@@ -180,5 +180,5 @@ class EndpointReranker(Reranker):
 def body_cap(documents: Sequence[str]) -> int:
     """The largest ``/rerank`` answer read for ``documents``, in bytes: 1 MiB, plus twice the documents'
     UTF-8 bytes (Jina's answer repeats each document): a larger body stops reading with one line
-    instead of filling memory (a 50 MB body took 0.9 GB)."""
+    instead of filling memory (measured: docs/measurements.md#rerank-answer-cap)."""
     return 2**20 + 2 * sum(len(document.encode("utf-8")) for document in documents)

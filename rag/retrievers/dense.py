@@ -6,10 +6,10 @@ score(q, d) = cos(q, d) = e_q . e_d for the L2-normalized embeddings e (= 1 - Ch
 distance). ``search: exact`` (the default) scans all vectors (brute force: the same inputs give the same
 rankings, bit for bit); ``search: hnsw`` (the default when a store setting is given: ``store``,
 ``mode``, ``host``, ``port`` or ``hnsw``) takes the candidate ids from the store's approximate search,
-Chroma's HNSW, whose graph Chroma builds with several threads: two cold builds differ (Chroma 1.5.9
-ignores ``num_threads``; measured on 10k vectors, docs/retrievers.md), and so may the lists below
-the first ranks. Exact search is also the cheaper of the two for a run's questions (200 questions:
-0.5 s over 10k chunks and 3.3 s over 100k, against 9-12 s and about 2 min to build the graph). In both,
+Chroma's HNSW, whose graph Chroma builds with several threads: two cold builds differ (Chroma takes
+no single-thread setting), and so may the lists below the first ranks. Exact search is also the
+cheaper of the two for a run's questions: scanning every vector costs less than building the graph
+(measured: docs/retrievers.md#exact-by-default). In both,
 scores are the dot products (in float64) of our stored float32 embeddings, rounded to float32, and
 the ranking follows the one tie rule (score desc, chunk id desc, :mod:`rag.retrievers.ranking`), so
 the two modes differ only in which chunks they find.

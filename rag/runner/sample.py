@@ -33,9 +33,8 @@ from rag.results import schema
 from rag.runner.answers import answer_sample, answered_questions
 from rag.types import Question
 
-#: Seconds per call of the local SmolLM2 on the 2-core reference machine, measured by the cold run of
-#: configs/stages.yaml (docs/measurements.md, "Stages before and after retrieval"): llm reranker 1.0 s
-#: (560 short prompts), multi_query 1.1 s, hyde 2.6 s (server start included); a 10-chunk answer 3.0 s.
+#: Seconds per call of the local SmolLM2: (a short prompt of a reranker or query transform, a 10-chunk
+#: answer). measured: docs/measurements.md#local-llm-seconds-per-call
 LOCAL_SECONDS_PER_CALL = (1.0, 3.0)
 
 
