@@ -1,9 +1,9 @@
 """A folder's files converted to text (:func:`rag.data.convert.convert`): cached on disk per file
 content, in worker processes when many files need it, with what each conversion logged.
 
-- **What a conversion logged** (a library's log record at ``WARNING`` or above, such as pypdf's "EOF
-  marker not found", or a Python warning) is kept with its text as notes (logger, level, message),
-  and logged again with the file's relative path in front (:meth:`Conversion.log_notes`) wherever
+- **What a conversion logged** (a library's log record at ``WARNING`` or above, or a Python warning
+  such as Beautiful Soup's on an XML file named ``.html``) is kept with its text as notes (logger,
+  level, message), and logged again with the file's relative path in front (:meth:`Conversion.log_notes`) wherever
   the text came from: this process, a worker or the cache.
 - **Cache**: ``<cache_dir>/converted/``, one JSON file per file content (SHA-256 of its bytes), suffix
   and :func:`converter_version` (the converters' source and libraries), written atomically. A warm
@@ -51,7 +51,7 @@ POOL_AFTER = 24
 MAX_WORKERS = 8
 #: The libraries that parse the formats: their versions are part of :func:`converter_version`.
 CONVERTER_LIBRARIES = (
-    "beautifulsoup4", "markdownify", "pypdf", "python-docx", "docutils", "markdown-it-py", "mdit-py-plugins",
+    "beautifulsoup4", "markdownify", "pypdfium2", "python-docx", "docutils", "markdown-it-py", "mdit-py-plugins",
     "pyspellchecker",
 )
 

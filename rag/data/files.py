@@ -13,7 +13,7 @@ heading, else the file name without suffix.
 Files are converted in the folder's order, cached per content under ``<cache_dir>/converted`` when the
 loader has a cache folder, and by worker processes when many need converting
 (:mod:`rag.data.conversions`); a progress bar counts them. A library's warning while a file is
-converted (a log record, such as pypdf's "EOF marker not found", or a Python warning) is printed
+converted (a log record, or a Python warning such as Beautiful Soup's on XML named ``.html``) is printed
 with the file's relative path in front, on every load, the cached ones too.
 
 Files with the same bytes as a file read before them (a link to it, a copy) are read once: the later

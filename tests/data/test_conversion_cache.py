@@ -66,20 +66,19 @@ def test_a_cold_pooled_load_and_a_warm_one_equal_the_serial_load(folder, serial,
     assert snapshot(load_dataset({"format": "files", "path": str(folder)}, cache_dir=tmp_path)) == serial
 
 
-def test_what_pypdf_logged_is_logged_again_on_every_load(tmp_path, caplog, monkeypatch) -> None:
-    """A PDF whose ``startxref`` points 7 bytes off (as after an edit by a careless tool): pypdf
-    warns and reads it, so it is cached, warnings and all; a truncated one is unreadable, so it is
-    converted again on every load."""
+def test_what_a_library_warned_is_logged_again_on_every_load(tmp_path, caplog, monkeypatch) -> None:
+    """An XML file named .html: Beautiful Soup warns and reads it, so it is cached, warnings and all;
+    a PDF cut in the middle is unreadable, so it is converted again on every load. (Before PDFium,
+    pypdf's "EOF marker not found" was the warning; PDFium reads such a file and warns of nothing.)"""
     pdfs = tmp_path / "pdfs"
     pdfs.mkdir()
     pdf = (THIRDPARTY / "pdfs" / "bzip2-manual.pdf").read_bytes()
-    start = pdf.rindex(b"startxref")
-    pointer = int(pdf[start:].split()[1])
-    (pdfs / "moved.pdf").write_bytes(pdf[:start] + b"startxref\n%d\n%%%%EOF\n" % (pointer + 7))
-    truncated = pdf[: pdf.rindex(b"%%EOF")]  # a download cut off
+    (pdfs / "feed.html").write_text('<?xml version="1.0"?><feed><entry>Glaciers carve valleys.</entry></feed>',
+                                    encoding="utf-8")
+    truncated = pdf[: len(pdf) // 2]  # a download cut off
     (pdfs / "truncated.pdf").write_bytes(truncated)
-    expected = [("pypdf._reader", logging.WARNING, "moved.pdf: incorrect startxref pointer(1)"),
-                ("pypdf._reader", logging.WARNING, "truncated.pdf: EOF marker not found")]
+    expected = [("py.warnings", logging.WARNING,
+                 "feed.html: XMLParsedAsHTMLWarning: It looks like you're using an HTML parser to parse an XML document.")]
     real_convert = conversions.convert
     for load in ("cold", "warm"):
         caplog.clear()
@@ -87,10 +86,24 @@ def test_what_pypdf_logged_is_logged_again_on_every_load(tmp_path, caplog, monke
             dataset = load_dataset({"format": "files", "path": str(pdfs)}, cache_dir=tmp_path / "cache")
         lines = [(record.name, record.levelno, record.getMessage()) for record in caplog.records]
         assert all(line in lines for line in expected), (load, lines)
-        assert [d.url for d in dataset.documents] == ["moved.pdf"]
+        assert [d.url for d in dataset.documents] == ["feed.html"]
         assert dataset.skipped == {"unreadable": 1}, load
         monkeypatch.setattr(conversions, "convert", lambda data, suffix: real_convert(data, suffix) if data == truncated
-                            else pytest.fail("the cached PDF was converted again"))
+                            else pytest.fail("the cached file was converted again"))
+
+
+def test_a_library_log_record_is_kept_as_a_note(monkeypatch) -> None:
+    """A log record a library writes while converting (pypdf wrote them; no converter's library does
+    now) is kept with the conversion, by its logger's name."""
+    real_convert = conversions.convert
+
+    def logs(data: bytes, suffix: str):
+        logging.getLogger("a.library").warning("careful with %s", "this file")
+        return real_convert(data, suffix)
+
+    monkeypatch.setattr(conversions, "convert", logs)
+    assert convert_noting(b"# Title\n\nSome text.\n", ".md").notes == (("a.library", logging.WARNING,
+                                                                         "careful with this file"),)
 
 
 def test_a_file_is_converted_again_when_a_worker_dies(folder, monkeypatch) -> None:

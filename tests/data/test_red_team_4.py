@@ -174,12 +174,15 @@ def test_a_pdf_beyond_the_page_budget_is_skipped(
 @needs_chromium
 def test_library_warnings_name_their_file_and_each_line_is_printed_once(good_folder: Path, tmp_path: Path,
                                                                       capsys) -> None:
-    """pypdf's "EOF marker not found" named no file; with --docs every line came twice, since the
-    folder is read for the questions and again for the run."""
+    """A library's warning (pypdf's "EOF marker not found", now Beautiful Soup's on an XML file named
+    .html) named no file; with --docs every line came twice, since the folder is read for the
+    questions and again for the run."""
     docs = tmp_path / "docs"
     shutil.copytree(good_folder, docs, symlinks=True)
     pdf = (docs / "lighthouse.pdf").read_bytes()
-    (docs / "no-eof.pdf").write_bytes(pdf[: pdf.rindex(b"%%EOF")])  # a truncated download
+    (docs / "half.pdf").write_bytes(pdf[: len(pdf) // 2])  # a download cut off in the middle
+    (docs / "feed.html").write_text('<?xml version="1.0"?><feed><entry>Glaciers carve valleys over many '
+                                    "thousands of years.</entry></feed>", encoding="utf-8")
     (docs / "empty.md").write_text("\n", encoding="utf-8")
     assert main(docs_argv(tmp_path, docs, "--question-generator", "template", "--n-questions", "5")) == 0
     err = capsys.readouterr().err
@@ -187,12 +190,12 @@ def test_library_warnings_name_their_file_and_each_line_is_printed_once(good_fol
     assert max(map(len, err.splitlines())) <= 100, err  # wrapped to 100 columns (issue 43); read back whole:
     lines = err.replace("\n    ", " ").splitlines()
     assert len(lines) == len(set(lines)), err
-    pypdf_lines = [line for line in lines if line.startswith("WARNING pypdf")]
-    assert "WARNING pypdf._reader: no-eof.pdf: EOF marker not found" in pypdf_lines
-    assert all(line.startswith("WARNING pypdf._reader: no-eof.pdf: ") for line in pypdf_lines), pypdf_lines
+    library_lines = [line for line in lines if line.startswith("WARNING py.warnings")]
+    assert library_lines == ["WARNING py.warnings: feed.html: XMLParsedAsHTMLWarning: It looks like you're using an "
+                             "HTML parser to parse an XML document."], lines
     assert sorted(line for line in lines if "skipped" in line) == [
         "WARNING rag.data.files: skipped empty.md: no text",
-        "WARNING rag.data.files: skipped no-eof.pdf: cannot be parsed as pdf: PdfStreamError: Stream has ended "
-        "unexpectedly"]
+        "WARNING rag.data.files: skipped half.pdf: cannot be parsed as pdf: PdfiumError: Failed to load document "
+        "(PDFium: Data format error)."]
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["data"]["files"]["skipped"] == 2 and manifest["data"]["skipped_invalid"] == {"empty": 1, "unreadable": 1}
