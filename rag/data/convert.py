@@ -35,8 +35,9 @@ so one heading-aware chunker (:mod:`rag.chunking`) serves them all:
   ``Heading N`` become level-N headings, ``Title`` a level-1 heading; a table row is one line,
   its cells joined by ``" | "``.
 
-Every text is put in Unicode normalization form NFKC (ligatures such as ``ﬁ`` become ``fi``, full-width
-forms their ASCII letters), as the sparse tokenizers put queries (:mod:`rag.retrievers.tokenizers`).
+Every text is folded (:func:`rag.normalize.fold`: ligatures such as ``ﬁ`` become ``fi``, full-width
+forms their ASCII letters; superscripts and subscripts such as ``ⁿ``, ``²``, ``₂`` stay), as the sparse
+tokenizers fold queries (:mod:`rag.retrievers.tokenizers`).
 Lines a converter drops are counted by rule in ``Converted.dropped``.
 
 Work is bounded by counts, not bytes (a small file can hold much work: a 45 KB DOCX holds a million
@@ -58,7 +59,7 @@ from dataclasses import dataclass, field
 from rag.data.generated import PAGE_FURNITURE
 from rag.data.pdf_text import dehyphenate, drop_dot_leaders, no_headings, page_furniture, plausible_title
 from rag.errors import BenchError
-from rag.normalize import nfkc
+from rag.normalize import fold
 from rag.text.sections import ATX_HEADING, FENCE
 
 BINARY = "binary"
@@ -124,7 +125,7 @@ def convert(data: bytes, suffix: str) -> Converted:
         if suffix == ".pdf":
             raise Unreadable(NO_TEXT, "the PDF holds no text (scanned or image-only?)")
         raise Unreadable(EMPTY, "no text")
-    return Converted(nfkc(result.text.replace("\x00", "")), nfkc(result.title) if result.title else None,
+    return Converted(fold(result.text.replace("\x00", "")), fold(result.title) if result.title else None,
                      result.dropped, result.redirect, result.generated_by)
 
 
@@ -210,6 +211,8 @@ def _html_markdown(data: bytes, drop_furniture: bool) -> Converted:
     redirect = redirect_target(soup)
     _decompose([*soup(["script", "style", "template", "noscript", "nav"]), *soup(attrs={"role": "navigation"}),
                 *soup("table", attrs={"summary": _NAVIGATION_SUMMARY})])
+    regions = page_regions(soup)
+    _decompose(regions)
     generators = _generators(soup)
     tools, generated = _page_furniture(soup, generators) if drop_furniture else ([], [])
     _decompose(generated)
@@ -242,7 +245,7 @@ def _html_markdown(data: bytes, drop_furniture: bool) -> Converted:
     text = re.sub(r"\n{3,}", "\n\n", text.replace("\r\n", "\n").replace("\r", "\n")).strip() + "\n"
     dropped = {"table_of_contents": len(tables_of_contents), "permalinks": len(permalinks),
                "layout_lists": len(layout_lists), "layout_tables": len(layout_tables), "table_headings": heading_rows,
-               "generated_sections": len(generated)}
+               "generated_sections": len(generated), "page_regions": len(regions)}
     generated_by = tools[0] if tools and not _holds_text(text) else None
     return Converted(text, title or None, {name: n for name, n in dropped.items() if n}, redirect, generated_by)
 
@@ -264,6 +267,41 @@ def _decompose(elements) -> None:
     for element in elements:
         if not element.decomposed:
             element.decompose()
+
+
+_SECTIONING = ("article", "aside", "main", "nav", "section")
+
+
+def _is_main(element) -> bool:
+    return element.name == "main" or str(element.get("role") or "").lower() == "main"
+
+
+def page_regions(soup) -> list:
+    """The page's regions that are not its content, by the page's own markup (WAI-ARIA landmarks and
+    their HTML elements): where an element is ``<main>`` or of role ``main`` and holds a letter or
+    digit, everything in ``<body>`` outside it (and outside any other such element); the footer
+    (role ``contentinfo``, or a ``<footer>`` outside ``article``, ``aside``, ``main``, ``nav`` and
+    ``section``: HTML-AAM's rule); the page header (role ``banner``, or a ``<header>`` outside them)
+    when it holds no heading (a header that holds the page's title is kept). Sphinx marks its body
+    ``role="main"``, so its related bar, sidebar and footer ("Please donate.", "Last updated on ...")
+    go; so do Javadoc's, MkDocs' and mdBook's copyright lines and theme menus."""
+    mains = [element for element in soup.find_all(_is_main) if element.find_parent(_is_main) is None]
+    found: list = []
+    if any(_TEXT_CHARACTER.search(element.get_text()) for element in mains):
+        path = {id(ancestor) for element in mains for ancestor in element.parents} | {id(element) for element in mains}
+        ancestors = {id(a): a for element in mains for a in element.parents if a.name not in ("[document]", "html")}
+        found += [child for ancestor in ancestors.values() for child in ancestor.children if id(child) not in path]
+    for element in [*soup(["footer", "header"]), *soup(attrs={"role": ["contentinfo", "banner"]})]:
+        role = str(element.get("role") or "").lower()
+        if role not in ("contentinfo", "banner") and element.find_parent(_SECTIONING) is not None:
+            continue  # an article's or a section's own header or footer
+        header = role == "banner" or (element.name == "header" and role != "contentinfo")
+        if not (header and element.find(_HEADINGS) is not None):
+            found.append(element)
+    return found
+
+
+_TEXT_CHARACTER = re.compile(r"[^\W_]")
 
 
 #: The ``summary`` of the tables the DocBook XSL stylesheets, and the stylesheets modelled on them
@@ -420,15 +458,15 @@ def pdf_pages(data: bytes) -> tuple[list[str], str | None]:
 
 
 def _clean_pdf_text(pages: list[str], metadata_title: str | None) -> Converted:
-    """The rules of :mod:`rag.data.pdf_text` applied to a PDF's page texts (NFKC first, so ligatures
+    """The rules of :mod:`rag.data.pdf_text` applied to a PDF's page texts (folded first, so ligatures
     and the lines they are in compare as text)."""
-    pages = [nfkc(page) for page in pages]
+    pages = [fold(page) for page in pages]
     first_line = next((line.strip() for page in pages for line in page.split("\n") if line.strip()), None)
     pages, furniture = page_furniture(pages)
     text, leaders = drop_dot_leaders("\n\n".join(page.strip() for page in pages))
     text, joined, kept = dehyphenate(text)
     text = re.sub(r"\n{3,}", "\n\n", no_headings(text)).strip()
-    title = next((t.strip() for t in (metadata_title and nfkc(metadata_title), first_line) if plausible_title(t)), None)
+    title = next((t.strip() for t in (metadata_title and fold(metadata_title), first_line) if plausible_title(t)), None)
     counts = {"page_furniture": furniture, "dot_leaders": leaders, "dehyphenated": joined, "hyphen_kept": kept}
     return Converted(text, title, {rule: count for rule, count in counts.items() if count})
 

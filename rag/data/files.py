@@ -23,10 +23,10 @@ copies, Doxygen's, Javadoc's and rustdoc's indices and source listings: :mod:`ra
 pages that hold nothing but a tool's furniture (DocBook's and Texinfo's index pages:
 ``Converted.generated_by``), and HTML pages that only redirect the browser to another page
 (:func:`rag.data.convert.redirect_target`: :data:`REDIRECT`), are left out and listed in ``Dataset.generated`` (file -> tool), unless
-``generated_pages: keep``. Lines that
-repeat across the folder's documents (:mod:`rag.data.boilerplate`) are dropped after conversion; what
-the converters' cleaning rules and that rule dropped is counted in ``Dataset.cleaning``, the repeated
-lines listed in ``Dataset.boilerplate``. Then a page held again in another format (a twin:
+``generated_pages: keep``. Lines found
+at the same edge (the top or the bottom) of most of the folder's documents (:mod:`rag.data.boilerplate`)
+are dropped after conversion; what the converters' cleaning rules and that rule dropped is counted in
+``Dataset.cleaning``, the lines dropped listed in ``Dataset.boilerplate``. Then a page held again in another format (a twin:
 :mod:`rag.data.near_duplicates`) is left out, unless ``near_duplicates: keep``; twins and the
 compilations of pages found (kept) are listed in ``Dataset.near_duplicates`` and named in a warning
 line each. A gold URL naming a file left out as a copy (a duplicate, a twin) is read as the file kept.
@@ -53,7 +53,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from rag.data.boilerplate import drop_lines, repeated_lines, units
+from rag.data.boilerplate import drop_furniture, furniture, lines
 from rag.data.config import FilesDatasetConfig
 from rag.data.conversions import ConversionCache, FileBytes, FolderConverter
 from rag.data.convert import CONVERTERS, UNREADABLE, Unreadable
@@ -313,20 +313,19 @@ def _first_named(names: list[str]) -> str:
 
 
 def _without_boilerplate(documents: list[Document], cleaning: Counter[str]) -> tuple[list[Document], list[str]]:
-    """The documents without the lines repeated across the folder (:mod:`rag.data.boilerplate`),
-    counted in ``cleaning["boilerplate"]``, found among the documents of each format; the keys of the
-    first :data:`BOILERPLATE_LISTED` repeated units."""
+    """The documents without the furniture lines found at the same edge of most of the folder's
+    documents of their format (:mod:`rag.data.boilerplate`), counted in ``cleaning["boilerplate"]``;
+    the first :data:`BOILERPLATE_LISTED` keys of those dropped."""
     formats = {document.metadata["format"] for document in documents}
-    texts_units = [units(document.text) for document in documents]
-    keys = {fmt: repeated_lines([found for document, found in zip(documents, texts_units)
-                                 if document.metadata["format"] == fmt]) for fmt in formats}
+    texts_lines = [lines(document.text) for document in documents]
+    found = {fmt: furniture([text_lines for document, text_lines in zip(documents, texts_lines)
+                             if document.metadata["format"] == fmt]) for fmt in formats}
     examples: list[str] = []
     cleaned = []
-    for document, text_units in zip(documents, texts_units):
-        text, dropped = drop_lines(document.text, text_units, keys[document.metadata["format"]])
+    for document, text_lines in zip(documents, texts_lines):
+        text, dropped = drop_furniture(document.text, text_lines, found[document.metadata["format"]])
         if dropped:
             cleaning["boilerplate"] += dropped
-            examples.extend(sorted(key for key in keys[document.metadata["format"]] if key not in examples))
+            examples.extend(key for key in found[document.metadata["format"]].keys() if key not in examples)
         cleaned.append(Document(document.doc_id, document.url, document.title, text, document.metadata))
     return cleaned, examples[:BOILERPLATE_LISTED]
-

@@ -61,6 +61,7 @@ import numpy as np
 import scipy.sparse
 from pydantic import Field, field_validator, model_serializer, model_validator
 
+from rag.code_version import code_version
 from rag.errors import BenchError
 from rag.io_utils import atomic_write_json, naming_path
 from rag.progress import progress
@@ -494,6 +495,7 @@ class BM25Retriever(TransformedSearch, Retriever):
         if not ordered:
             raise BenchError(f"retriever {self.name!r}: cannot index an empty corpus")
         settings = self.params.model_dump(exclude={"backend", "non_matching", "query"})  # what the index depends on
+        settings["tokenizer_code"] = code_version("rag.retrievers.tokenizers")  # its rules, normalization included
         cache = IndexDir(storage.own, "bm25", index_key(settings, ordered))
         self._backend.build(self.variant, [chunk.text for chunk in ordered], self.tokenizer, cache)
         self._chunk_ids = np.array([chunk.chunk_id for chunk in ordered], dtype=object)

@@ -6,7 +6,8 @@ matches page names then finds the page whatever its method, so a set with a high
 name matching, not retrieval (issue 27; the lexical bias, :func:`rag.data.questions.filters.lexical_bias`,
 does not see it: the name is not copied chunk text).
 
-Normal form (:func:`normalize`): Unicode NFKC, case-folded, every run of characters that are not
+Normal form (:func:`normalize`): :func:`rag.normalize.fold` (ligatures and full-width letters
+folded), case-folded, every run of characters that are not
 letters or digits made one space (so ``git-cat-file`` and ``git cat file`` are the same name).
 
 A document's names (:func:`document_names`), each kept when its normal form holds a letter:
@@ -24,12 +25,12 @@ near what third-party questions on that kind of corpus show, not to force to 0.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import unquote, urlsplit
 
+from rag.normalize import fold
 from rag.types import Document, Question
 
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
@@ -38,7 +39,7 @@ _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 
 def normalize(text: str) -> str:
     """``text`` in the normal form of the module docstring (words joined by single spaces)."""
-    return " ".join(_NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+    return " ".join(_NON_WORD.sub(" ", fold(text).casefold()).split())
 
 
 def url_name(url: str) -> str:
