@@ -8,7 +8,8 @@ several characters (decomposition tag ``<compat>`` and more than one character: 
 half-width forms), ``<noBreak>`` (the no-break space), ``<small>``, ``<vertical>``, ``<square>`` and
 the Arabic presentation forms (``<initial>``, ``<medial>``, ``<final>``, ``<isolated>``): each becomes
 its NFKC form, unless that form holds a combining mark (the spacing accents ``¨``, ``´`` would become a
-space and a combining mark). A ``<compat>`` letter of its own stays (``ſ``, the long s, which Python's
+space and a combining mark). The spaces of other widths (``<compat>`` spaces: the thin
+space U+2009, the hair space U+200A) become a space. A ``<compat>`` letter of its own stays (``ſ``, the long s, which Python's
 ``re`` documentation names as a character apart from ``s``; ``µ``), and so do superscripts and
 subscripts (``<super>``, ``<sub>``: ``ⁿ``, ``²``, ``₂``, ``™``), fractions (``<fraction>``), circled
 forms (``<circle>``: ``①``) and styled letters (``<font>``: ``ℝ``, ``𝑥``).
@@ -32,7 +33,8 @@ class _FoldTable(dict):
         character = chr(code)
         tag = unicodedata.decomposition(character).split(" ", 1)[0]
         folded = unicodedata.normalize("NFKC", character) if tag in FOLDED_TAGS else character
-        if any(unicodedata.combining(c) for c in folded) or (tag == "<compat>" and len(folded) == 1):
+        if any(unicodedata.combining(c) for c in folded) or (tag == "<compat>" and len(folded) == 1
+                                                             and not folded.isspace()):
             folded = character
         self[code] = folded
         return folded

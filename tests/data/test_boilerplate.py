@@ -131,6 +131,7 @@ def test_ligatures_and_wide_forms_fold_superscripts_and_subscripts_stay():
     assert fold("the \ufb01le \ufb02ow") == "the file flow"
     assert fold("(1 + x)ⁿ, x², H₂O, ½, ℝ, ①, ™") == "(1 + x)ⁿ, x², H₂O, ½, ℝ, ①, ™"
     assert fold("ＡＢＣ１") == "ABC1" and fold("a\u00a0b") == "a b" and fold("e\u0301") == "é"
+    assert fold("10\u2009km, 5\u200amm") == "10 km, 5 mm"  # the thin and hair spaces of the wiki corpus
     assert fold("‘ſ’ (U+017F) … Ⅳ") == "‘ſ’ (U+017F) ... IV"  # re's documentation names the long s
     for code in range(0x110000):  # the Unicode database's own tags decide, for every code point
         tag = unicodedata.decomposition(chr(code)).split(" ", 1)[0]
@@ -138,7 +139,7 @@ def test_ligatures_and_wide_forms_fold_superscripts_and_subscripts_stay():
             assert fold(chr(code)) == unicodedata.normalize("NFC", chr(code)), hex(code)
         elif tag in ("<compat>", "<wide>", "<noBreak>"):
             nfkc = unicodedata.normalize("NFKC", chr(code))
-            several = tag != "<compat>" or len(nfkc) > 1  # a ligature; a letter of its own stays (ſ)
+            several = tag != "<compat>" or len(nfkc) > 1 or nfkc.isspace()  # a ligature or a space; a letter stays (ſ)
             plain = several and not any(unicodedata.combining(c) for c in nfkc)
             assert fold(chr(code)) == (nfkc if plain else unicodedata.normalize("NFC", chr(code))), hex(code)
 
