@@ -270,11 +270,10 @@ def legend(comparison: Comparison, convention: str, level: str) -> str:
 
 def terminal_tables(comparison: Comparison, width: int = TERMINAL_WIDTH) -> list[str]:
     """The headline metrics without CIs, as plain tables no wider than ``width`` (split by columns);
-    a row with no value at all (a baseline that did not run) is left out."""
+    in each table, a row with no value in it is left out (a baseline that did not run; the answer-only
+    oracle in the retrieval metrics' table)."""
     metrics = headline_metrics(comparison.metrics)
     cells = display_table(comparison, metrics=metrics, with_ci=False, costs=False)
-    ran = (cells[metrics] != MISSING).any(axis=1) if metrics else cells["set"].notna()
-    cells = cells[ran].reset_index(drop=True)  # a baseline that did not run (closed_book without answers): no row
     base = cells[["set", "method"]]
     blocks, current = [], []
     for metric in metrics:
@@ -286,5 +285,10 @@ def terminal_tables(comparison: Comparison, width: int = TERMINAL_WIDTH) -> list
         current.append(metric)
     if current:
         blocks.append(current)
-    return [tabulate(pd.concat([base, cells[block]], axis=1), headers="keys", tablefmt="simple", showindex=False,
-                     disable_numparse=True) for block in blocks]
+    tables = []
+    for block in blocks:
+        ran = (cells[block] != MISSING).any(axis=1)
+        if ran.any():
+            tables.append(tabulate(pd.concat([base, cells[block]], axis=1)[ran], headers="keys", tablefmt="simple",
+                                   showindex=False, disable_numparse=True))
+    return tables

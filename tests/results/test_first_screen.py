@@ -57,6 +57,18 @@ def test_a_baseline_that_did_not_run_prints_no_row_of_dashes() -> None:
     assert not any(set(line.split()[2:]) == {MISSING} for line in text.splitlines()[2:])
 
 
+def test_an_answer_only_method_has_no_row_of_dashes_in_the_retrieval_table() -> None:
+    frame = per_query_frame(failed=False).assign(**{"answer_in_context@10": 1.0})
+    oracle = frame[frame["method"] == "a"].assign(method="oracle", mrr=math.nan, **{"hit@10": math.nan})
+    comparison = compare(pd.concat([frame, oracle], ignore_index=True), ["mrr", "hit@10", "answer_in_context@10"],
+                         StatisticsSettings(n_resamples=200))
+    tables = terminal_tables(comparison, width=40)  # one metric a table
+    by_metric = {table.splitlines()[0].split()[-1]: table for table in tables}
+    assert {"hit@10", "answer_in_context@10"} <= set(by_metric)
+    assert "oracle" not in by_metric["hit@10"] and "a (a)" in by_metric["hit@10"]
+    assert "oracle (c)" in by_metric["answer_in_context@10"]
+
+
 def test_a_tied_column_has_no_best() -> None:
     part = pd.DataFrame({"x": [0.5, 0.5, 0.5], "y": [0.2, 0.7, math.nan], "z": [math.nan] * 3, "w": [0.0, 0.0, math.nan]})
     assert column_best(part, ["x", "y", "z", "w"]) == {"y": 0.7}
