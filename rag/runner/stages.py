@@ -101,9 +101,13 @@ def retrieve_stage(run: RunContext, chunked: Chunked) -> Retrieved:
     all_questions = [q.text for questions in run.question_sets.values() for q in questions]
     with run.timer.stage("hnsw fidelity"):
         fidelity = {m: f for m in plain if (f := retrieval.hnsw_fidelity(m, all_questions)) is not None}
+    if not fidelity:
+        run.timer.discard("hnsw fidelity")
     run.manifest.update(hnsw_vs_exact=fidelity, dense_search=dense_search(config))
     with run.timer.stage("int8 fidelity"):
         int8 = {m: f for m in plain if (f := retrieval.int8_fidelity(m, all_questions)) is not None}
+    if not int8:
+        run.timer.discard("int8 fidelity")
     run.manifest.update(int8_vs_float32=int8)
     with run.timer.stage("cost noise"):
         noise = cost_noise(retrieval, methods, sampled.llm_methods, all_questions)

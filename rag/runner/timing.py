@@ -24,3 +24,8 @@ class StageTimer:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
             if self.on_stage_end is not None:
                 self.on_stage_end(self.seconds)
+
+    def discard(self, name: str) -> None:
+        """Forget stage ``name``: a check that had nothing to check (no HNSW method, no int8 one) is
+        not a stage of the run, and its 0.00 s would only be read as one."""
+        self.seconds.pop(name, None)

@@ -45,8 +45,9 @@ def test_every_method_compared_with_verdicts(run_dir: Path) -> None:
 
 
 def test_fidelity_check_covers_the_milvus_store(run_dir: Path) -> None:
-    fidelity = json.loads((run_dir / "manifest.json").read_text())["hnsw_vs_exact"]
-    assert set(fidelity) == {"dense"}
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    fidelity = manifest["hnsw_vs_exact"]
+    assert set(fidelity) == {"dense"} and "hnsw fidelity" in manifest["timings"]
     assert fidelity["dense"]["questions"] == 30 and fidelity["dense"]["recall_vs_exact"] >= 0.99
     assert "HNSW vs exact search (dense" in (run_dir / "report.html").read_text()
 
