@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from rag.cli import main
+from rag.chunking import cached_chunks
 from rag.config import load_config
+from rag.resources import builtin_config
 from rag.data import load_dataset
 from rag.runner.questions import chunk_order, make_questions
 from rag.data.questions.specificity import FolderTerms
@@ -64,8 +66,8 @@ def _options(text: str, title: str = "Field notes", url: str = "docs/notes.md",
      "How do you watch an eruption safely?", "stay upwind of the ash plume"),
     ("When magma reaches the surface of the earth, it is called lava.", "condition",
      "What happens when magma reaches the surface of the earth?", "it is called lava"),
-    ("A seismometer is used to record tremors beneath the summit.", "used_for",
-     "What is used to record tremors beneath the summit?", "A seismometer"),
+    ("A seismometer is used to record tremors beneath the summit of volcanoes.", "used_for",
+     "What is used to record tremors beneath the summit of volcanoes?", "A seismometer"),
     # Python's regex HOWTO: a determiner starts the subject like an article
     ("Another zero-width assertion is the lookahead assertion.", "definition",
      "What is another zero-width assertion?", "the lookahead assertion"),
@@ -306,13 +308,13 @@ def test_a_made_file_runs_through_the_smoke_config_with_its_provenance(tmp_path,
 
 def test_corpus_examples_are_template_questions_with_their_sentence_one_per_document():
     documents = {d: Document(d, f"docs/{d}.md", d.title(), "") for d in ("a", "b")}
-    chunks = [Chunk("a#0", "a", "docs/a.md", "A seismometer is used to record tremors beneath the summit.", 0, 12),
+    chunks = [Chunk("a#0", "a", "docs/a.md", "A seismometer is used to record tremors beneath the summit of volcanoes.", 0, 12),
               Chunk("a#1", "a", "docs/a.md", "Mount Fuji is the highest volcano in Japan.", 1, 9),
               Chunk("b#0", "b", "docs/b.md", "It erupts.", 0, 3),
               Chunk("b#1", "b", "docs/b.md", "To measure gas emissions from a crater, fly drones over the vent.", 1, 14)]
     assert corpus_examples(chunks, documents, k=3, terms=FolderTerms.from_chunks(chunks, documents.values())) == [
-        ("A seismometer is used to record tremors beneath the summit.", "A seismometer",
-         "What is used to record tremors beneath the summit?"),
+        ("A seismometer is used to record tremors beneath the summit of volcanoes.", "A seismometer",
+         "What is used to record tremors beneath the summit of volcanoes?"),
         ("To measure gas emissions from a crater, fly drones over the vent.", "fly drones over the vent",
          "How do you measure gas emissions from a crater?"),
     ]
@@ -412,6 +414,106 @@ def test_definitions_whose_answer_names_too_little_are_not_made(sentence):
 def test_shapes_rated_awkward_on_prose_and_manuals_are_not_made(sentence, kind):
     assert kind not in _options(sentence)
 
+
+
+def _all_made(text: str, section: str = "") -> set[tuple[str, str, str]]:
+    """Every (kind, question, answer) the templates make from ``text`` in a chunk under ``section`` (the
+    chunk's title and section path), over 60 seeded draws; the folder holds 40 other pages."""
+    document = Document("Manual", "manual.html", "Manual", "")
+    chunk = Chunk("Manual#0", "Manual", "manual.html", text, 0, 1, section)
+    pages = [Document(f"p{i}", f"p{i}.html", f"p{i}", "") for i in range(40)]
+    terms = FolderTerms.from_chunks([chunk], [document, *pages])
+    made = (template_candidate(chunk, document, random.Random(seed), terms) for seed in range(60))
+    return {(candidate.kind, candidate.question, candidate.answer) for candidate in made if candidate is not None}
+
+
+def _made(sentence: str, kind: str, section: str = "") -> tuple[str, str] | None:
+    """The (question, answer) of ``kind`` made from ``sentence`` (:func:`_all_made`), or None."""
+    return next(((question, answer) for made, question, answer in _all_made(sentence, section) if made == kind), None)
+
+
+# Python 3.11's library reference and Valgrind's manual (docs/data.md#template-ratings, third round): a
+# condition naming a definite thing the passage introduced ("the testing strategy", "the configure test",
+# "the specified socket"), an answer that only says such a thing is done ("the graph is updated"), a
+# comparison with nothing compared ("Memcheck can do better"), a kind for a name ("A pattern"), the reader's
+# wish inside a condition, a condition in the past perfect. Sentences written by hand in those shapes.
+@pytest.mark.parametrize("sentence, kind, section", [
+    ("If the testing strategy changes, there is no need to change the source code.", "condition",
+     "unittest — Unit testing framework › Organizing test code"),
+    ("If the configure test succeeds, continue in the usual way with make and make install.", "condition",
+     "Debugging MPI Parallel Programs › Building and installing the wrappers"),
+    ("If a connection cannot be made to the specified socket, Valgrind falls back to writing to stderr.",
+     "condition", "Core Command-line Options › Basic Options"),
+    ("If the body of the with statement finishes without exceptions, nothing is rolled back by sqlite.",
+     "condition", "sqlite3 › How to use the connection context manager"),
+    ("When a thread acquires a new lock, the graph is updated.", "condition", "Helgrind › Lock orderings"),
+    ("If you describe your allocator with client requests, Memcheck can do better.", "condition", "Limitations"),
+    ("If a tuple does not suit your needs, you can use the Row class or a custom row factory.", "condition",
+     "sqlite3 › How to create and use row factories"),
+    ("If you ever meet a situation where you need to prevent vfork from being used, set the attribute to false.",
+     "condition", "subprocess › Disabling use of vfork"),
+    ("When most everything in optparse had been copied over, it no longer seemed practical to keep compatibility.",
+     "condition", "argparse › Upgrading optparse code"),
+])
+def test_shapes_rated_awkward_on_library_manuals_are_not_made(sentence, kind, section):
+    assert _made(sentence, kind, section) is None
+
+
+# The same shapes with what names their thing: an identifier, an option, a capitalized name or acronym, the
+# section path ("the pool" under "Memory Pools"), a thing every reader knows ("the user"), an aside in
+# brackets ("(the default)"), the thing named in the question ("a transaction ..., the transaction is").
+@pytest.mark.parametrize("sentence, kind, section, question", [
+    ("If the dictionary passed to the writerow() method holds an unknown key, the extrasaction parameter decides.",
+     "condition", "csv › Module Contents",
+     "What happens if the dictionary passed to the writerow() method holds an unknown key?"),
+    ("When the stack pointer register (SP) moves up or down, A bits are set.", "condition",
+     "Memcheck › Valid-address (A) bits", "What happens when the stack pointer register (SP) moves up or down?"),
+    ("If the module-level attribute raiseExceptions is False, exceptions get silently ignored.", "condition",
+     "logging › Handler Objects", "What happens if the module-level attribute raiseExceptions is False?"),
+    ("If missing_ok is false (the default), FileNotFoundError is raised if the path does not exist.", "condition",
+     "pathlib › Methods", "What happens if missing_ok is false (the default)?"),
+    ("If the pool was created with the is_zeroed argument set, Memcheck marks each chunk as defined.", "condition",
+     "Memcheck › Memory Pools: describing and working with custom allocators",
+     "What happens if the pool was created with the is_zeroed argument set?"),
+    ("If the user interrupts a running test twice, the unittest runner exits at once.", "condition",
+     "unittest › Signal Handling", "What happens if the user interrupts a running test twice?"),
+    ("When a transaction holds an exclusive lock, the transaction is serialized.", "condition", "sqlite3",
+     "What happens when a transaction holds an exclusive lock?"),
+])
+def test_definite_phrases_that_name_their_thing_still_make_questions(sentence, kind, section, question):
+    made = _made(sentence, kind, section)
+    assert made is not None and made[0] == question
+
+
+def test_a_kind_many_pages_speak_of_is_not_what_is_used():
+    # "What is used to match multiple library sonames?" / "A pattern" (Valgrind's manual): a kind of thing
+    # that five pages of the folder speak of; "A seismometer" (test_each_template_by_hand) is asked
+    sentence = "A pattern can be used to match multiple library sonames."
+    pages = [_chunk(f"page{i}", 0, f"Each pattern of page {i} is matched in turn.") for i in range(5)]
+    assert "used_for" not in _options(sentence, folder=pages, pages=[f"p{i}" for i in range(40)])
+    assert _options(sentence, pages=[f"p{i}" for i in range(40)])["used_for"] == (
+        "What is used to match multiple library sonames?", "A pattern")
+
+
+def test_the_pool_is_named_by_its_section_path_only():
+    sentence = "If the pool was created with the is_zeroed argument set, Memcheck marks each chunk as defined."
+    assert _made(sentence, "condition", "Memcheck › Memory Pools: custom allocators") is not None
+    assert _made(sentence, "condition", "Memcheck › Client requests") is None
+
+
+HG_MANUAL = Path(__file__).resolve().parents[1] / "fixtures" / "thirdparty" / "questions" / "hg-manual.html"
+
+
+def test_valgrinds_real_lock_order_paragraph_makes_no_condition(tmp_path):
+    # Helgrind's manual as Valgrind 3.19 ships it: "When a thread acquires a new lock, the graph is updated,
+    # and then checked to see if it now contains a cycle." (the graph the sentence before introduced).
+    config = load_config(builtin_config("documents"), [f"dataset.path={HG_MANUAL.parent}",
+                                                         f"cache_dir={tmp_path / 'cache'}"])
+    dataset = load_dataset(config.dataset, cache_dir=config.cache_dir)
+    chunks, _ = cached_chunks(dataset.documents, config.chunking, config.cache_dir, False)
+    [chunk] = [c for c in chunks if "When a thread acquires a new" in c.text]
+    assert any(s.startswith("When a thread acquires a new lock, the graph is updated") for s in prose_sentences(chunk.text))
+    assert not [made for made in _all_made(chunk.text, chunk.section) if "graph" in made[2]]
 
 
 COPYRIGHT = Path(__file__).resolve().parents[1] / "fixtures" / "thirdparty" / "debian-copyright"

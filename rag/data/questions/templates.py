@@ -85,6 +85,17 @@ clause is cut at its first comma or semicolon. A candidate is made only when
   difference equations are employed": ``_BARE_PASSIVE``); a how-to answer is addressed to the reader
   ("ATC enforces ...": :func:`_someone_else`); "the country", "the city" ... name no place
   (``_PLACE_ANAPHORA``);
+* a condition or how-to names what it speaks of (docs/data.md#template-ratings, Python's library
+  reference and Valgrind's manual): no definite noun phrase the passage introduced and neither a name,
+  the chunk's title and section path nor the reader's common knowledge identifies ("if the testing
+  strategy changes", "if the configure test succeeds", "to the specified socket":
+  :func:`_unresolved_definite`; "the writerow() method", "the UTC offset", "the pool" under "Memory
+  Pools" are resolved); a condition's answer is not a bare passive of such a thing ("the graph is
+  updated": ``_DEFINITE_BARE_PASSIVE``), no answer ends in a bare comparative ("Memcheck can do better":
+  ``_BARE_COMPARATIVE``), a ``used_for`` answer is no "a/an ..." kind that many chunks speak of ("A
+  pattern": :func:`specific_in_folder` of the answer), and a condition
+  is not the reader's wish anywhere in it ("a situation where you need to ...", "does not suit your
+  needs": ``_WISH_CONDITION``) nor told in the past perfect ("had been copy-pasted": ``_PAST_PERFECT``);
 * the sentence holds no link target (:meth:`FolderTerms.link_target`): a path whose last segment is
   a page of the folder ("... for achieving topics/repeatable-installs") is a link that conversion
   left in the text, not words a reader would ask with;
@@ -131,8 +142,12 @@ MIN_HOW_TO_ANSWER_WORDS = 3
 MIN_CONDITION_WORDS = 4
 #: A condition about the reader's wishes ("If you don't want to ...", "When one wants to ...") is a
 #: how-to, not an event.
-_WISH_CONDITION = re.compile(r"^(?:you|one) (?:\S+ )?(?:wants?|needs?|wish(?:es)?|would like|(?:are|is) interested)\b",
-                             re.IGNORECASE)
+_WISH_CONDITION = re.compile(r"^(?:you|one) (?:\S+ )?(?:wants?|needs?|wish(?:es)?|would like|(?:are|is) interested)\b"
+                             r"|\b(?:you|one) (?:\S+ )?(?:wants?|needs?|wish(?:es)?|would like) to\b"
+                             r"|\byour (?:needs|requirements|purposes)\b", re.IGNORECASE)
+#: A condition in the past perfect ("When most everything in optparse had been copy-pasted over, ...") tells
+#: a story: "What happens when ... had been ...?" asks about no circumstance.
+_PAST_PERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
 MAX_SUBJECT_WORDS = 8
 _PRONOUNS = frozenset("it this that these those he she they there here its his her their which who what one "
                       "each all some both either neither you we i".split())
@@ -175,6 +190,22 @@ _SUBJECTLESS = frozenset("true false set unset unspecified specified enabled dis
 #: no circumstance: a bare passive at its end, nothing after the participle.
 _BARE_PASSIVE = re.compile(r"\b(?:is|are|was|were|be|been)\s+(?:\w+ly\s+)?\w+(?:ed|en|wn|ght|lt|ood)$",
                            re.IGNORECASE)
+#: An answer that is a bare passive of a definite noun phrase ("When a thread acquires a new lock, the graph is
+#: updated"): it says that something the passage introduced is done, not what happens; kept when the question
+#: names the thing ("the transaction" after "... a transaction ...").
+_DEFINITE_BARE_PASSIVE = re.compile(r"^the\s+(?P<np>[^,;]+?)\s+(?:is|are|was|were|gets?)\s+(?:(?:\w+ly|both|also|then|all)\s+)?"
+                                    r"\w+(?:ed|en|wn|ght|lt|ood|set|put)$", re.IGNORECASE)
+#: An answer ending in a comparative with nothing to compare ("Memcheck can do better") says how much, not what.
+_BARE_COMPARATIVE = re.compile(r"\b(?:better|worse|faster|slower|more|less)$", re.IGNORECASE)
+#: Things whose definite form names the one every reader knows: "the user", "the command line", "the earth".
+_KNOWN_REFERENT = re.compile(r"\b(?:user|reader|kernel|compiler|interpreter|computer|machine|world|internet|earth"
+                             r"|command line|shell|terminal|operating system|file ?system"
+                             r"|standard (?:input|output|error))s?\b")
+#: A token that names something: a capitalized word or acronym, a number, an identifier, option or path
+#: ("the UTC offset", "the writerow() method", "the -I option", "the stack pointer register (SP)").
+_NAMING_TOKEN = re.compile(r"[A-Z0-9_./()\"`=]|^-|[a-z][A-Z]")
+#: Prepositions that continue a noun phrase ("the cmd argument to popen2 functions").
+_NP_PREPOSITIONS = frozenset("of to in for with from on by at".split())
 #: "the command", "the action" with nothing naming which: unresolved without the passage ("What happens
 #: when the command enters the interactive mode?"); "the --aggressive option", "the command line", "the
 #: result from pip freeze" are not.
@@ -341,7 +372,8 @@ def complete_answer(answer: str, kind: str) -> bool:
         return False
     if not balanced(answer):
         return False
-    if not content_words(answer) - _GENERIC or words[-1].lower().strip("\"'”)") in _DANGLING_END:
+    if (not content_words(answer) - _GENERIC or words[-1].lower().strip("\"'”)") in _DANGLING_END
+            or _BARE_COMPARATIVE.search(answer)):
         return False
     if kind in ("purpose", "wish"):  # addressed to the reader: not what a named someone does ("ATC enforces ...")
         return len(words) >= MIN_HOW_TO_ANSWER_WORDS and not _someone_else(words[0])
@@ -399,11 +431,14 @@ def _sentence_options(sentence: str) -> list[_Option]:
             and not _INTERRUPTED.match(match.group("rest"))):
         condition, connective = match.group("condition"), match.group("connective").lower()
         first = condition.split()[0].lower()
-        if (first not in _SUBJECTLESS and not first.endswith(("ing", "ed")) and not _WISH_CONDITION.match(condition)
-                and len(condition.split()) >= MIN_CONDITION_WORDS and not _BARE_PASSIVE.search(condition)):
-            options.append(_Option("condition", "What happens {if|when} {condition}?",
-                                   f"What happens {connective} {condition}?",
-                                   _clause(match.group("rest")).removeprefix("then "), condition))
+        if (first not in _SUBJECTLESS and not first.endswith(("ing", "ed")) and not _WISH_CONDITION.search(condition)
+                and len(condition.split()) >= MIN_CONDITION_WORDS and not _BARE_PASSIVE.search(condition)
+                and not _PAST_PERFECT.search(condition)):
+            answer = _clause(match.group("rest")).removeprefix("then ")
+            passive = _DEFINITE_BARE_PASSIVE.match(answer)
+            if not (passive and not content_words(passive.group("np")) & content_words(condition)):
+                options.append(_Option("condition", "What happens {if|when} {condition}?",
+                                       f"What happens {connective} {condition}?", answer, condition))
     if (match := _USED_FOR.match(sentence)) and not _INTERRUPTED.match(match.group("use") or match.group("use2")):
         subject = (match.group("subject") or match.group("subject2")).strip()
         use = _clause(match.group("use") or match.group("use2"))
@@ -504,6 +539,51 @@ def _relational(subject: str) -> bool:
             and not _SCOPE.search(subject))
 
 
+def _stem(word: str) -> str:
+    return word.casefold().strip(".,;:!?\"'’()").removesuffix("s")
+
+
+def _unresolved_definite(slot: str, named: frozenset[str]) -> bool:
+    """Whether ``slot`` holds a definite noun phrase whose referent the question alone does not identify
+    ("If the testing strategy changes", "if the configure test succeeds", "if the file was found in
+    ...", "to the specified socket": the strategy, test, file or socket the passage introduced). A
+    noun phrase is "the", its words up to the next function word, and the phrases its prepositions
+    join ("the cmd argument to popen2 functions"). It is resolved when a word of it names something
+    (``_NAMING_TOKEN``: "the UTC offset", "the writerow() method", "the stack pointer register (SP)"),
+    when it holds a thing every reader knows ("the user", "the surface of the earth": ``_KNOWN_REFERENT``),
+    when a preposition joins it to an indefinite phrase ("the local checkout of a submodule"), or when ``named``
+    (the stems of the chunk's title and section path) holds its words but the last (which may be the
+    clause's verb: "the connection context manager closes" under "How to use the connection context
+    manager"). A phrase inside brackets ("(the default)") points at the words before it."""
+    tokens = slot.split()
+    depth = 0
+    for index, token in enumerate(tokens):
+        opened = depth + token.count("(")
+        depth = max(0, opened - token.count(")"))
+        if opened or token.casefold() != "the":
+            continue
+        core: list[str] = []
+        span: list[str] = []
+        joined = generic = after_preposition = False
+        for word in tokens[index + 1:]:
+            bare = word.casefold().strip(".,;:!?\"'’")
+            generic = generic or (after_preposition and bare != "the")  # "the checkout of a submodule": any
+            after_preposition = False
+            if bare in ENGLISH_STOPWORDS or bare.endswith(("n't", "n’t")) or bare == "cannot":
+                if bare in _NP_PREPOSITIONS or (joined and bare in {"the", "a", "an"}):
+                    after_preposition = not joined
+                    joined = True
+                    continue
+                break
+            (span if joined else core).append(word)
+        if (not core or generic or any(_NAMING_TOKEN.search(word) for word in core + span)
+                or _KNOWN_REFERENT.search(" ".join(core + span).casefold())):
+            continue
+        if not {_stem(word) for word in (core[:-1] or core)} <= named:
+            return True
+    return False
+
+
 def _unscoped(predicate: str) -> bool:
     """Whether ``predicate`` ranks without saying among what: "the most spoken language" (in
     Tunisia, which the sentence does not say), not "the fifth-smallest country in the world"."""
@@ -570,9 +650,13 @@ def _usable_options(chunk: Chunk, names: frozenset[str], terms: FolderTerms) -> 
     answer, no link target in their sentence, and a question specific in the folder."""
     options = [option._replace(sentence=sentence) for sentence in prose_sentences(chunk.text)
                if not terms.link_target(sentence) for option in _sentence_options(sentence)]
+    named = frozenset(_stem(word) for word in content_words(str(getattr(chunk, "section", None) or "")))
     return [option for option in options
             if not names_gold(option.question, names) and complete_answer(option.answer, option.kind)
             and balanced(option.slot)
+            and (option.kind in TERM_KINDS + ("known_item",) or not _unresolved_definite(option.slot, named))
+            and not (option.kind == "used_for" and re.match(r"an?\s", option.answer, re.IGNORECASE)
+                     and not specific_in_folder(option.answer, terms))  # "A pattern": a kind the folder speaks of
             and specific(option.slot, 1 if option.kind in TERM_KINDS else MIN_SLOT_WORDS)
             and specific_in_folder(option.question, terms)]
 
