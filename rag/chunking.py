@@ -294,19 +294,26 @@ def _document_chunks(document: Document, groups: list[Sections], config: Chunkin
     chunk labelled by :func:`_chunk_path`."""
     text = document.text
     chunks: list[Chunk] = []
+    headers: dict[tuple[str, ...], tuple[str, str, int]] = {}  # path -> label, contextual header, its tokens
+
+    def header(path: tuple[str, ...]) -> tuple[str, str, int]:
+        if path not in headers:
+            label = section_label(document.title, path)
+            prefix = _prefix(label, tokenizer, config.max_tokens) if config.section_prefix else ""
+            headers[path] = label, prefix, _count(tokenizer, prefix) if prefix else 0
+        return headers[path]
+
     for group in groups:
         path_of = {piece.start: path for path, pieces in group for piece in pieces}
         bare = {path for path, pieces in group if path and pieces and "\n" not in text[pieces[0].start:pieces[-1].end]}
-        prefix_tokens = max((_count(tokenizer, _prefix(section_label(document.title, path), tokenizer, config.max_tokens))
-                             for path, _ in group), default=0) if config.section_prefix else 0
+        prefix_tokens = max(header(path)[2] for path, _ in group)
         for packed in _pack([piece for _, pieces in group for piece in pieces], config, config.max_tokens - prefix_tokens):
-            label = section_label(document.title, _chunk_path({path_of[piece.start] for piece in packed}, bare))
-            prefix = _prefix(label, tokenizer, config.max_tokens) if config.section_prefix else ""
+            label, prefix, n_prefix = header(_chunk_path({path_of[piece.start] for piece in packed}, bare))
             position = len(chunks)
             chunks.append(Chunk(
                 chunk_id=f"{document.doc_id}#{position}", doc_id=document.doc_id, url=document.url,
                 text=prefix + text[packed[0].start:packed[-1].end], position=position,
-                n_tokens=(_count(tokenizer, prefix) if prefix else 0) + sum(p.n_tokens for p in packed), section=label,
+                n_tokens=n_prefix + _n_tokens(packed), section=label,
             ))
     return chunks
 

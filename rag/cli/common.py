@@ -11,36 +11,20 @@ import logging
 import os
 import select
 import sys
-import textwrap
 from collections.abc import Callable
 from importlib import metadata
 
 from rag.errors import ConfigError
+from rag.terminal import fit
 
 EXIT_OK, EXIT_BUG, EXIT_USER_ERROR, EXIT_IO_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 74, 130, 143
 EXIT_ANSWERS_FAILED = 3  # the run finished, but no answer result stands (rag.results.headline.AnswerFailures)
 EXIT_NOT_REPRODUCED = 4  # rag-bench reproduce: a cell of the matrix is outside its tolerance (rag.reproduce)
-WIDTH = 100  # no printed line is wider (rag.results.format.TERMINAL_WIDTH for the summary)
-CONTINUATION = "    "  # the indent of a wrapped line's continuation
-
-
-def fit(text: str, width: int = WIDTH) -> str:
-    """``text`` with every line over ``width`` columns wrapped at spaces (never cut), its continuations
-    indented four spaces more than it; a word is never split (not at hyphens either), so a path longer
-    than a line stays whole, on a line of its own, to be copied. Lines that fit are left as they are."""
-    out: list[str] = []
-    for line in text.split("\n"):
-        if len(line) <= width:
-            out.append(line)
-            continue
-        indent = line[: len(line) - len(line.lstrip(" "))]
-        out += textwrap.wrap(line, width=width, subsequent_indent=indent + CONTINUATION, break_on_hyphens=False,
-                             break_long_words=False)
-    return "\n".join(out)
 
 
 class FittingFormatter(logging.Formatter):
-    """A log line wrapped to :data:`WIDTH` columns (:func:`fit`); a traceback, if any, is left as is."""
+    """A log line wrapped to :data:`rag.terminal.WIDTH` columns (:func:`rag.terminal.fit`); a traceback, if
+    any, is left as is."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802  (logging's name)
         return fit(super().formatMessage(record))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import textwrap
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -62,11 +61,11 @@ def main(argv: Sequence[str], use_redactor) -> int:
     import os
 
     from rag.progress import PROGRESS_ENV
-    from rag.results.format import TERMINAL_WIDTH
     from rag.runner.pipeline import RunOptions, run_benchmark
     from rag.runner.summary import summary_text
     from rag.judging.verdict import coverage
     from rag.secrets import Redactor
+    from rag.terminal import fit
 
     if args.quiet:
         os.environ[PROGRESS_ENV] = "off"
@@ -79,10 +78,10 @@ def main(argv: Sequence[str], use_redactor) -> int:
     output = args.output_dir or args.run_dir / "rescored" / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     result = run_benchmark(config, RunOptions(output_dir=output.resolve(), progress=not args.quiet,
                                               judgments=judgments.resolve(), trust_llm=args.trust_llm, judges=judges))
-    print(redactor.text(summary_text(result, verbose=args.verbose)))
+    print(fit(redactor.text(summary_text(result, verbose=args.verbose))))
     original = json.loads((args.run_dir / "manifest.json").read_text(encoding="utf-8")).get("chunks", {}).get("sha256")
     lines = basis_lines(result, coverage(result.run_dir, result.manifest.get("methods", []), _primary(result)), original)
-    print("\n".join(line for text in lines for line in textwrap.wrap(text, TERMINAL_WIDTH, subsequent_indent="    ")))
+    print(fit("\n".join(lines)))
     return EXIT_OK
 
 

@@ -15,12 +15,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from rag.cli.common import (
-    EXIT_ANSWERS_FAILED, EXIT_OK, ArgumentParser, add_selection_options, fit, overrides_from_args,
-)
+from rag.cli.common import EXIT_ANSWERS_FAILED, EXIT_OK, ArgumentParser, add_selection_options, overrides_from_args
 from rag.errors import ConfigError
 from rag.progress import PROGRESS_ENV
 from rag.secrets import Redactor
+from rag.terminal import fit
 
 
 def build_parser() -> argparse.ArgumentParser:

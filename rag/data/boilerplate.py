@@ -105,7 +105,7 @@ def furniture(texts_lines: Sequence[list[Line]]) -> Furniture:
     if len(texts_lines) < MIN_DOCUMENTS:
         return Furniture()
     need = max(MIN_DOCUMENTS, math.ceil(MIN_SHARE * len(texts_lines)))
-    holding = Counter(key for text_lines in texts_lines for key in {line[2] for line in text_lines if line[2]})
+    holding = Counter(key for text_lines in texts_lines for key in _keys(text_lines))
     frequent = frozenset(key for key, count in holding.items() if count >= need)
     heads: Counter[str] = Counter()
     tails: Counter[str] = Counter()

@@ -18,6 +18,7 @@ from pathlib import Path
 from rag.errors import ConfigError
 from rag.reproduce.matrix import Condition, ReadmeBlock, RunCondition, rewrite_in_place
 from rag.reproduce.runner import MatrixResult
+from rag.results.csv_files import read_csv
 from rag.results.markdown import compact_markdown, results_markdown
 from rag.results.seed003 import seed003_markdown
 
@@ -31,7 +32,7 @@ SEED003_COLUMNS = ("mrr@10", "recall@10")
 
 def block_lines(name: str, block: ReadmeBlock, run_dir: Path, source: Path) -> list[str]:
     if block.printer == "seed003":
-        header = (run_dir / "comparison.csv").read_text(encoding="utf-8").partition("\n")[0].split(",")
+        header = read_csv(run_dir / "comparison.csv", nrows=0).columns
         missing = [column for column in SEED003_COLUMNS if column not in header]
         if missing:
             raise ConfigError(f"reproduce:{name}", f"printer seed003 needs the metric(s) {', '.join(missing)}, which "

@@ -21,10 +21,10 @@ from tabulate import tabulate
 
 from rag.results.comparison import POOLED, Comparison, headline_metrics
 from rag.results.recommendation import CANNOT_JUDGE, NO_WINNER, WINNER, Recommendation, SetRecommendation
+from rag.terminal import WIDTH
 
 SUPERSCRIPTS = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"))
 MISSING = "–"
-TERMINAL_WIDTH = 100
 
 
 def number(value: float | None) -> str:
@@ -181,7 +181,7 @@ def _costs(methods: list[str], ms: dict[str, float], noise: dict[str, float]) ->
         "" if math.isnan(noise.get(m, math.nan)) else f" (noise {noise[m]:.1f})") for m in methods)
 
 
-def recommendation_lines(comparison: Comparison, width: int = TERMINAL_WIDTH) -> list[str]:
+def recommendation_lines(comparison: Comparison, width: int = WIDTH) -> list[str]:
     """The recommendation block: the rule's name, the overall sentence, one line per question set."""
     r = comparison.recommendation
     if r is None:
@@ -208,7 +208,7 @@ def lift_cell(lift: pd.Series | dict) -> str:
 
 
 def lift_lines(comparison: Comparison, metrics: Sequence[str] = ("f1", "match", "judge"),
-               width: int = TERMINAL_WIDTH) -> list[str]:
+               width: int = WIDTH) -> list[str]:
     """Each method's answer lift over the no-context baseline, pooled over the answered sets (or the one
     answered set), one wrapped line per answer metric, methods by lift."""
     lifts = comparison.lifts
@@ -236,7 +236,7 @@ def lift_lines(comparison: Comparison, metrics: Sequence[str] = ("f1", "match", 
     return lines
 
 
-def verdict_lines(comparison: Comparison, metrics: Sequence[str] | None = None, width: int = TERMINAL_WIDTH) -> list[str]:
+def verdict_lines(comparison: Comparison, metrics: Sequence[str] | None = None, width: int = WIDTH) -> list[str]:
     """The verdicts, one block per question set, each line wrapped to ``width``."""
     lines: list[str] = []
     verdicts = comparison.verdicts
@@ -268,7 +268,7 @@ def legend(comparison: Comparison, convention: str, level: str) -> str:
     )
 
 
-def terminal_tables(comparison: Comparison, width: int = TERMINAL_WIDTH) -> list[str]:
+def terminal_tables(comparison: Comparison, width: int = WIDTH) -> list[str]:
     """The headline metrics without CIs, as plain tables no wider than ``width`` (split by columns);
     in each table, a row with no value in it is left out (a baseline that did not run; the answer-only
     oracle in the retrieval metrics' table)."""

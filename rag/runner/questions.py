@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import textwrap
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -51,8 +50,8 @@ from rag.errors import BenchError
 from rag.generation import build_generator
 from rag.io_utils import atomic_write_bytes, atomic_write_json, sha256_text
 from rag.progress import progress as progress_bar
-from rag.results.format import TERMINAL_WIDTH
 from rag.secrets import Redactor
+from rag.terminal import CONTINUATION, fit
 from rag.types import Chunk, Question
 
 if TYPE_CHECKING:
@@ -220,9 +219,9 @@ class _Synthesis:
 
 
 def _nothing_kept(selection: "_Selection", generator: str, config: "RunConfig") -> BenchError:
-    """The error when no candidate survives: its first line names the problem, the next ones (each
-    wrapped to :data:`~rag.results.format.TERMINAL_WIDTH` columns, indented) the counts and, for the
-    templates, the exact command that brings the user's own questions instead."""
+    """The error when no candidate survives: its first line names the problem, the next ones (indented,
+    each wrapped to the terminal by :func:`rag.terminal.fit`) the counts and, for the templates, the
+    exact command that brings the user's own questions instead."""
     details = [f"failures: {json.dumps(dict(selection.failures))}; filtered: {json.dumps(dict(selection.filter.removed))}"]
     if generator == "llm":
         details.append("the template generator needs no LLM, and a capable model keeps more (docs/data.md, "
@@ -233,10 +232,8 @@ def _nothing_kept(selection: "_Selection", generator: str, config: "RunConfig") 
                     "give your own questions, one a line, and judge them (docs/judging.md):",
                     f"rag-bench run --docs {portable_path(folder) if folder else 'DIR'} --questions mine.txt",
                     "then: rag-bench judge <new run dir>"]
-    indent = "    "
-    return BenchError("\n".join([f"no question survived from {selection.tried} chunks tried", *(
-        textwrap.fill(line, width=TERMINAL_WIDTH, initial_indent=indent, subsequent_indent=indent * 2,
-                      break_on_hyphens=False, break_long_words=False) for line in details)]))
+    return BenchError(fit("\n".join([f"no question survived from {selection.tried} chunks tried",
+                                     *(CONTINUATION + line for line in details)])))
 
 
 def _questions(kept: Sequence[Candidate], generator: str) -> list[Question]:

@@ -14,12 +14,13 @@ import textwrap
 from rag.config import portable_path
 from rag.generation.judge import agreement_line
 from rag.results.run_facts import files_fact, set_aside
-from rag.results.format import TERMINAL_WIDTH, lift_lines, recommendation_lines, terminal_tables, verdict_lines
+from rag.results.format import lift_lines, recommendation_lines, terminal_tables, verdict_lines
 from rag.results.recommendation import CANNOT_JUDGE
 from rag.runner.state import RunResult
+from rag.terminal import WIDTH
 
 
-def summary_text(result: RunResult, width: int = TERMINAL_WIDTH, verbose: bool = False) -> str:
+def summary_text(result: RunResult, width: int = WIDTH, verbose: bool = False) -> str:
     config = result.manifest.get("config", {})
     evaluation = config.get("evaluation", {})
     skipped = result.manifest.get("data", {}).get("skipped_invalid") or {}

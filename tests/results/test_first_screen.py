@@ -13,7 +13,8 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from rag.cli.common import FittingFormatter, fit
+from rag.cli.common import FittingFormatter
+from rag.terminal import fit
 from rag.data.questions.leak import gold_overlap
 from rag.results.comparison import StatisticsSettings, compare
 from rag.results.curves import curves
