@@ -5,7 +5,7 @@
   :func:`build_with_marker`); each retriever marks its own indexes complete, so a build interrupted
   by Ctrl-C, a crash or a kill resumes from what it finished.
 - Retrieval cache: ``<cache_dir>/retrieval/<key>.json`` maps query text to its ranking and the
-  measured search time; the key hashes the retriever's settings (and those of its fusion inputs),
+  measured search time; the key hashes the retriever's settings and code (and those of its fusion inputs),
   the chunk set and the run's ``depth`` (every method keeps ``depth`` results, default 100;
   ``top_k`` only decides what the generator receives and the headline cut-off). A re-run (or ``--resume``) searches
   only queries not yet cached, and a
@@ -43,7 +43,8 @@ from pathlib import Path
 from rag.config import RetrieverSpec, RunConfig
 from rag.io_utils import atomic_write_json, sha256_text
 from rag.progress import progress
-from rag.retrievers import build_retriever
+from rag.code_version import code_version
+from rag.retrievers import RETRIEVERS, build_retriever
 from rag.retrievers.base import IndexStorage, Retriever, RetrieverParams, ServedInputsParams
 from rag.retrievers.precision_fidelity import int8_vs_float32
 from rag.services import StageServices
@@ -110,11 +111,14 @@ def sound(entry: CachedRanking, chunk_ids: Collection[str]) -> bool:
 
 
 def spec_fingerprint(config: RunConfig, name: str) -> dict:
-    """A retriever's settings, with those of the retrievers it fuses (recursively)."""
+    """A retriever's settings and code (:func:`rag.code_version.code_version` of its class's module:
+    its tokenizer and normalization included, so rankings cached by older code are not served), with
+    those of the retrievers it fuses (recursively)."""
     spec: RetrieverSpec = config.retriever(name)
     return {
         "name": spec.name,
         "type": spec.type,
+        "code": code_version(RETRIEVERS.get(spec.type).__module__),
         "params": spec.params.model_dump(mode="json"),
         "inputs": [spec_fingerprint(config, dep) for dep in spec.params.requires()],
     }
