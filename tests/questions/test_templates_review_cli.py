@@ -201,6 +201,21 @@ def test_prose_sentences_join_wrapped_lines_and_leave_out_code_headings_and_list
                                      "The summit crater holds a lake of lava."]
 
 
+def test_a_numbered_heading_of_a_pdf_is_no_sentence_start():
+    # Valgrind's Helgrind manual (hg-manual.html) printed to PDF by Chromium, as PDFium reads it: the
+    # heading is a line of its own, with no blank line after it
+    text = ("To use this tool, you must specify --tool=helgrind on the Valgrind command line.\n7.1. Overview\n"
+            "Helgrind is a Valgrind tool for detecting synchronisation errors in C, C++ and Fortran programs that "
+            "use the\nPOSIX pthreads threading primitives.\nHelgrind can detect three classes of errors, which are "
+            "discussed in detail in the next three sections:\n1. Misuses of the POSIX pthreads API.\n"
+            "2. Potential deadlocks arising from lock\nordering problems.\n")
+    sentences = prose_sentences(text)
+    assert "Helgrind is a Valgrind tool for detecting synchronisation errors in C, C++ and Fortran programs that " \
+           "use the POSIX pthreads threading primitives." in sentences
+    assert not any("Overview" in sentence for sentence in sentences)
+    assert "Potential deadlocks arising from lock ordering problems." in sentences  # a list item is no heading
+
+
 
 @pytest.mark.parametrize(("line", "sentence"), [
     # Python's tutorial (tutorial/classes.html) as the HTML converter writes it: a name in a code span

@@ -254,6 +254,10 @@ _DEGREE_PREDICATE = re.compile(r"^(?:a\s+(?:little|bit|lot|few|great deal|good d
 _FENCE_LINE = re.compile(r"^\s*(```|~~~)")
 _SKIPPED_BLOCK = re.compile(r"^\s*(?:#{1,6}\s|\||>|\.\. |:[\w-]+:|[-=~^*+]{3,}\s*$)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|[a-z][.)])\s+")
+#: A numbered section heading on a line of its own in a PDF's text ("7.1. Overview", "4.2.1. Illegal read /
+#: Illegal write errors": DocBook's numbering, as Chromium prints it), which PDFs do not mark as a heading:
+#: it ends its block, else it reads as the start of the next sentence ("Overview Helgrind is a ...").
+_NUMBERED_HEADING = re.compile(r"^\s*\d+(?:\.\d+)+\.\s+[A-Z][^.!?]*$")
 _MARKUP = re.compile(r"[<>{}|\[\]]|::|(?<!\w):[\w-]+:`|https?://|\bxml version\b")
 
 #: An apposition between a subject and its verb ("Geoffrey Chaucer, author of The Canterbury Tales, was a
@@ -303,7 +307,7 @@ def prose_sentences(text: str) -> list[str]:
             blocks.append([])
         elif fenced:
             continue
-        elif not line.strip():
+        elif not line.strip() or _NUMBERED_HEADING.match(line):
             blocks.append([])
         else:
             blocks[-1].append(line)
