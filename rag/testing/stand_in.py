@@ -439,6 +439,9 @@ def main(argv: list[str] | None = None) -> None:
                                error_rate=args.error_rate, timeout_rate=args.timeout_rate, seed=args.seed,
                                echo_auth=args.echo_auth, embedding_model=args.embedding_model)
     server = StandInServer(settings, port=args.port)
+    # Ctrl-C is how this process is stopped (StandInProcess sends it): take it even when started as a
+    # background job of a shell without job control, which hands its children SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     print(f"LISTENING {server.port}", flush=True)
     try:
         server.serve_forever()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,21 @@ TINY_QUESTIONS = [
     ("q3", "Which is the sixth planet from the Sun?", ["Saturn"], ["Saturn"]),
     ("q4", "Which wooden string instrument is the highest-pitched of its family?", ["Violin"], ["the violin"]),
 ]
+
+
+def start_foreground(command: list[str]) -> subprocess.Popen:
+    """Start ``command`` as a terminal starts a foreground job: with Ctrl-C's SIGINT at its default.
+
+    A background job of a shell without job control (``pytest ... &`` in a script, a CI runner's
+    wrapper) inherits SIGINT *ignored*, and Python keeps an ignored SIGINT ignored: a child started
+    from there never sees the test's Ctrl-C. Handled signals are reset to their default by exec, so
+    the parent handles SIGINT while it starts the child; what it had before is restored at once."""
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def document_line(title: str, text: str) -> str:

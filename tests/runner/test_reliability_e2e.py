@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 from rag.cli import main
 from rag.testing.stand_in import StandInServer, StandInSettings
 
-from .conftest import REPO, document_line, question_line, tiny_config, write_tiny_dataset
+from .conftest import REPO, document_line, question_line, start_foreground, tiny_config, write_tiny_dataset
 
 pytestmark = pytest.mark.slow
 PLANTED_KEY = "sk-planted-7f3a9c1e5b2d4f60"
@@ -133,11 +132,8 @@ def interrupted_then_resumed_equals_uninterrupted(tmp_path: Path, stand_in: Stan
     # the Ctrl-C lands at a known point however loaded the machine: the stand-in answers HELD_AFTER
     # requests, then holds the next one (concurrency 1: the run waits on it) until the signal was sent
     stand_in.hold_completions(after=HELD_AFTER)
-    process = subprocess.Popen(
-        [sys.executable, str(REPO / "scripts" / "run_benchmark.py"), "--config", str(config), "--quiet",
-         "--output-dir", str(run_dir)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    process = start_foreground([sys.executable, str(REPO / "scripts" / "run_benchmark.py"), "--config", str(config),
+                                "--quiet", "--output-dir", str(run_dir)])
     try:
         held = stand_in.held.wait(timeout=300)
         process.send_signal(signal.SIGINT)
