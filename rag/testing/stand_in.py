@@ -442,8 +442,8 @@ def main(argv: list[str] | None = None) -> None:
     # Ctrl-C is how this process is stopped (StandInProcess sends it): take it even when started as a
     # background job of a shell without job control, which hands its children SIGINT ignored
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    print(f"LISTENING {server.port}", flush=True)
-    try:
+    try:  # the Ctrl-C may come as soon as the port is printed: while print returns
+        print(f"LISTENING {server.port}", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         pass
