@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import rag.code_version as code_version_module
 from rag.ort.build import MODEL_CACHE_ENV
 
 # milvus-lite's gRPC client logs a harmless keepalive notice ("too_many_pings") when the interpreter
@@ -47,3 +48,20 @@ def shared_onnx_models():
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(MODEL_CACHE_ENV, str(onnx_models_dir()))
         yield
+
+
+@pytest.fixture
+def edit_module(tmp_path, monkeypatch):
+    """``edit_module("rag.x")``: :func:`rag.code_version.code_version` reads ``rag.x`` as if one
+    comment line were added to its source, until the test ends (a code change, without one)."""
+
+    def edit(name: str) -> None:
+        edited = tmp_path / f"{name}.py"
+        edited.write_text(code_version_module._source(name).read_text(encoding="utf-8") + "\n# edited\n",
+                          encoding="utf-8")
+        real_source = code_version_module._source
+        monkeypatch.setattr(code_version_module, "_source", lambda module: edited if module == name else real_source(module))
+        code_version_module.code_version.cache_clear()
+
+    yield edit
+    code_version_module.code_version.cache_clear()

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-import rag.code_version as code_version_module
 from rag.code_version import imported_modules
 from rag.data import conversions, load_dataset
 from rag.data.conversions import ConversionCache, FileBytes, FolderConverter, convert_noting, converter_version
@@ -171,16 +170,7 @@ def test_the_code_version_covers_every_module_imported(module) -> None:
     assert _rag_imports(module) <= set(imported_modules(module))
 
 
-def test_the_converter_version_changes_with_a_module_the_converters_import(tmp_path, monkeypatch) -> None:
+def test_the_converter_version_changes_with_a_module_the_converters_import(edit_module) -> None:
     before = converter_version()
-    edited = tmp_path / "generated.py"  # rag.data.generated with one more rule, say
-    edited.write_text(Path(util.find_spec("rag.data.generated").origin).read_text(encoding="utf-8") + "\n# edited\n",
-                      encoding="utf-8")
-    real_source = code_version_module._source
-    monkeypatch.setattr(code_version_module, "_source",
-                        lambda name: edited if name == "rag.data.generated" else real_source(name))
-    code_version_module.code_version.cache_clear()
-    try:
-        assert converter_version() != before
-    finally:
-        code_version_module.code_version.cache_clear()
+    edit_module("rag.data.generated")  # rag.data.generated with one more rule, say
+    assert converter_version() != before

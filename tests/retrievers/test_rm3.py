@@ -216,11 +216,8 @@ def test_query_settings_change_the_cache_key_but_not_a_plain_one():
     assert len({str(fingerprint(p)) for p in [{}, {"query": {"type": "rm3"}}, {"query": {"type": "rm3", "fb_terms": 20}}]}) == 3
 
 
-def test_the_ranking_cache_key_changes_with_the_tokenizer_code(tmp_path, monkeypatch):
+def test_the_ranking_cache_key_changes_with_the_tokenizer_code(edit_module):
     """Rankings cached by an older tokenizer or normalization (rag.normalize.fold) are not served."""
-    from importlib import util
-
-    import rag.code_version as code_version_module
     from rag.config import config_from_mapping
     from rag.runner.retrieval import spec_fingerprint
 
@@ -229,17 +226,8 @@ def test_the_ranking_cache_key_changes_with_the_tokenizer_code(tmp_path, monkeyp
                                                  {"name": "f", "type": "rrf", "params": {"retrievers": ["b"]}}]},
                                  Path("."))
     before = spec_fingerprint(config, "f")
-    edited = tmp_path / "normalize.py"
-    edited.write_text(Path(util.find_spec("rag.normalize").origin).read_text(encoding="utf-8") + "\n# edited\n",
-                      encoding="utf-8")
-    real_source = code_version_module._source
-    monkeypatch.setattr(code_version_module, "_source",
-                        lambda name: edited if name == "rag.normalize" else real_source(name))
-    code_version_module.code_version.cache_clear()
-    try:
-        after = spec_fingerprint(config, "f")
-    finally:
-        code_version_module.code_version.cache_clear()
+    edit_module("rag.normalize")
+    after = spec_fingerprint(config, "f")
     assert after["inputs"][0]["code"] != before["inputs"][0]["code"] and after != before  # the fusion's key too
 
 
