@@ -454,8 +454,9 @@ def _sentence_options(sentence: str) -> list[_Option]:
 
 #: Where a long definition's head noun phrase ends: a relative clause ("a set of signs which are
 #: correlated ...") or a participle phrase ("an area of mathematics used to describe ...").
+_PARTICIPLE_WORD = r"[a-z]+ed|[a-z]{3,}ing|written|known|made|built|given|taken|seen"
 _MODIFIER = re.compile(r"\s+(?:(?:in|of|by|to|from|at|on) (?:which|whom)|that|which|who|whom|whose|where|when"
-                       r"|[a-z]+ed|[a-z]{3,}ing|written|known|made|built|given|taken|seen)\b")
+                       rf"|{_PARTICIPLE_WORD})\b")
 
 
 #: Where a long definition's head can end besides ``_MODIFIER``: before a prepositional phrase other than
@@ -464,7 +465,7 @@ _PREPOSITION = re.compile(r"\s+(?:in|on|at|by|for|from|with|without|into|onto|wi
                           r"|toward|towards|across|along|around|after|before|during|near|via|than|about|against"
                           r"|to|since|until)\b")
 #: A head does not end in a participle ("a mangrove forest area in the Ganges Delta formed (by ...)").
-_PARTICIPLE = re.compile(r"[a-z]+ed|[a-z]{3,}ing|written|known|made|built|given|taken|seen|used")
+_PARTICIPLE = re.compile(_PARTICIPLE_WORD)  # "used" is an "-ed" word
 #: An active participle's second complement ("the value separating the higher half from the lower half"):
 #: a head holding an -ing participle is not cut before it.
 _ACTIVE = re.compile(r"[a-z]{3,}ing")
