@@ -36,12 +36,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.data.pdf_text import line_key
-from rag.text.sections import ATX_HEADING, FENCE
+from rag.text.sections import ATX_HEADING, FENCE, TEXT_CHARACTER
 
 MIN_SHARE = 0.5
 MIN_DOCUMENTS = 3
 EDGE_SHARE = 0.9
-_TEXT = re.compile(r"[^\W_]")
 
 Line = tuple[int, int, str | None]  # start, end, key (None: passed over)
 STOP = ""  # the key of a line that ends an edge (a line of code)
@@ -61,7 +60,7 @@ def lines(text: str) -> list[Line]:
         line = text[start:end]
         if fence < len(fences) and fences[fence][0] <= start < fences[fence][1]:
             found.append((start, end, STOP))
-        elif ATX_HEADING.match(text, start, end) or not _TEXT.search(line):
+        elif ATX_HEADING.match(text, start, end) or not TEXT_CHARACTER.search(line):
             found.append((start, end, None))
         else:
             found.append((start, end, line_key(line)))

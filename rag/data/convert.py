@@ -60,7 +60,7 @@ from rag.data.generated import PAGE_FURNITURE
 from rag.data.pdf_text import dehyphenate, drop_dot_leaders, no_headings, page_furniture, plausible_title
 from rag.errors import BenchError
 from rag.normalize import fold
-from rag.text.sections import ATX_HEADING, FENCE
+from rag.text.sections import ATX_HEADING, FENCE, TEXT_CHARACTER
 
 BINARY = "binary"
 NON_UTF8 = "non_utf8"
@@ -287,7 +287,7 @@ def page_regions(soup) -> list:
     go; so do Javadoc's, MkDocs' and mdBook's copyright lines and theme menus."""
     mains = [element for element in soup.find_all(_is_main) if element.find_parent(_is_main) is None]
     found: list = []
-    if any(_TEXT_CHARACTER.search(element.get_text()) for element in mains):
+    if any(TEXT_CHARACTER.search(element.get_text()) for element in mains):
         path = {id(ancestor) for element in mains for ancestor in element.parents} | {id(element) for element in mains}
         ancestors = {id(a): a for element in mains for a in element.parents if a.name not in ("[document]", "html")}
         found += [child for ancestor in ancestors.values() for child in ancestor.children if id(child) not in path]
@@ -299,9 +299,6 @@ def page_regions(soup) -> list:
         if not (header and element.find(_HEADINGS) is not None):
             found.append(element)
     return found
-
-
-_TEXT_CHARACTER = re.compile(r"[^\W_]")
 
 
 #: The ``summary`` of the tables the DocBook XSL stylesheets, and the stylesheets modelled on them

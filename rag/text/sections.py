@@ -20,6 +20,8 @@ FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ ]{0,3}\1[ \t]*$|\Z)"
 #: An inline code span (CommonMark: a backtick string, the code, the same backtick string), where
 #: Markdown syntax is literal; group 2 is the code.
 CODE_SPAN = re.compile(r"(`+)([\s\S]*?)(?<!`)\1(?!`)")
+#: A letter or digit: a line or region without one holds no text (a rule, a bar, a blank).
+TEXT_CHARACTER = re.compile(r"[^\W_]")
 PATH_SEPARATOR = " › "
 
 
