@@ -8,7 +8,7 @@ from evaluation.metrics import RankedJudgments, parse_metric
 from evaluation.runs import prepare_run, ranked_ids, ranked_lists_to_run
 from evaluation.stats import (
     bootstrap_ci, compare_methods, compare_metrics, holm_adjust, minimum_detectable_difference, paired_randomization_test,
-    paired_t_test, pairs_needed, smallest_adjusted_p, smallest_p,
+    paired_t_test, pairs_needed, questions_needed, randomization_interval, smallest_adjusted_p, smallest_p,
 )
 from evaluation.ties import TIE_RULES, ties_crossing
 from evaluation.trec_io import decode_trec_id, encode_trec_id, read_qrels, read_run, write_qrels, write_run
@@ -33,6 +33,8 @@ __all__ = [
     "paired_t_test",
     "pairs_needed",
     "parse_metric",
+    "questions_needed",
+    "randomization_interval",
     "prepare_run",
     "ranked_ids",
     "ranked_lists_to_run",

@@ -40,6 +40,26 @@ Power, per paired comparison (columns of the pairwise table):
   δ* -> z_{1 - alpha/(2m)} + z_power). The sign-flip test's power is close to the t-test's once its
   smallest attainable p is well below the level; inf when the comparison is underpowered.
 
+The difference's interval, and how many questions would decide (the verdict's four outcomes read them):
+
+- :func:`randomization_interval`: the confidence interval of the mean paired difference obtained by
+  inverting the sign-flip test: every shift c for which the test of mean(d - c) = 0 is not rejected at
+  ``level`` (p >= level). With the same flips for every c, each resample i (r_i flips, S_i the sum of the
+  flipped differences, a_i = 2 (r_i mean(d) - S_i)) hits for the shifts in one interval around mean(d):
+  below it up to a_i / (2 r_i) (a_i >= 0) or -a_i / (2 (n - r_i)) (a_i < 0), above it the other way round
+  (the roots of (a_i + x (n - 2 r_i))^2 >= (n x)^2); the identity and the all-flipped pattern hit for every
+  shift. p(c) is the share of resamples that hit, so the interval's ends are exact order statistics of these
+  bounds: no search. Exact when 2**n <= n_resamples (every flip enumerated), Monte Carlo otherwise, with the
+  same flips as the p-value: 0 lies outside the interval exactly when the raw p is below ``level``.
+  Unbounded (-inf or inf) on a side where even the most extreme shift cannot be rejected (too few pairs).
+  :func:`compare_metrics` gives every pair its interval at ``alpha / (k - 1)`` (Bonferroni over the k - 1
+  comparisons of one method with the others: simultaneous 1 - alpha coverage for a best method's comparisons).
+- :func:`questions_needed`: topic set size design (Sakai, "Topic set size design", Information Retrieval
+  Journal 19, 2016) for an interval-based decision: the smallest n at which an interval of two-sided
+  level ``level`` is expected to clear a bound ``distance`` away from the true difference with probability
+  ``power``: (t_{1 - level/2, n - 1} + t_{power, n - 1}) s / sqrt(n) <= distance, s the standard deviation
+  of the paired differences (the observed one, as Sakai's design takes a variance estimate from data).
+
 Both resampling procedures are plain numpy: the resample matrix (multiplicities of each query per
 bootstrap resample, drawn as ``rng.integers(0, n, (rows, n))`` like scipy does, or one flip bit per
 query per sign-flip resample) depends only on (n, n_resamples, seed), so one draw serves every
@@ -55,6 +75,7 @@ methods have a defined value.
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
@@ -218,6 +239,41 @@ def _randomization_pvalues(diffs: Sequence[np.ndarray], n_resamples: int, seed: 
     return p_values
 
 
+def _interval_count(level: float, total: int, exact: bool) -> int:
+    """The hits a shift needs to stand (p >= level): exact p = hits / total, Monte Carlo (hits + 1) / (total + 1)."""
+    needed = level * total if exact else level * (total + 1) - 1
+    return max(int(math.ceil(needed - 1e-9)), 0)
+
+
+def _randomization_intervals(diffs: Sequence[np.ndarray], level: float, n_resamples: int,
+                             seed: object) -> list[tuple[float, float]]:
+    """:func:`randomization_interval` of each difference vector; vectors of one size share one matrix product."""
+    intervals: list[tuple[float, float]] = [(np.nan, np.nan)] * len(diffs)
+    for n, members in _by_length(diffs, [i for i, diff in enumerate(diffs) if len(diff)]).items():
+        data = np.column_stack([diffs[i] for i in members])
+        exact = 2**n <= n_resamples
+        flips = list(_all_flips(n)) if exact else _draws("flips", n, n_resamples, seed)
+        flipped = _resampled_sums(flips, data)  # S_i per resample and vector
+        count = _resampled_sums(flips, np.ones((n, 1)))[:, 0]  # r_i
+        mean = data.mean(axis=0)
+        a = 2.0 * (count[:, None] * mean[None, :] - flipped)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            below = np.where(a >= 0, a / (2.0 * count[:, None]), -a / (2.0 * (n - count[:, None])))
+            above = np.where(a >= 0, a / (2.0 * (n - count[:, None])), -a / (2.0 * count[:, None]))
+        always = (count == 0) | (count == n)  # the identity and the all-flipped pattern hit for every shift
+        below[always], above[always] = np.inf, np.inf
+        k = _interval_count(level, len(count), exact)
+        if k == 0:  # every shift stands
+            for i in members:
+                intervals[i] = (-np.inf, np.inf)
+            continue
+        reach_below = -np.partition(-below, k - 1, axis=0)[k - 1]  # the k-th largest
+        reach_above = -np.partition(-above, k - 1, axis=0)[k - 1]
+        for i, m, lo, hi in zip(members, mean, reach_below, reach_above):
+            intervals[i] = (float(m - lo), float(m + hi))
+    return intervals
+
+
 # --------------------------------------------------------------------------------------------------
 # Public tests
 
@@ -252,6 +308,58 @@ def paired_randomization_test(a: object, b: object, n_resamples: int = 10_000, s
         The p-value.
     """
     return _randomization_pvalues([_pairs(a, b)], n_resamples, seed)[0]
+
+
+def randomization_interval(a: object, b: object, level: float = 0.05, n_resamples: int = 10_000,
+                           seed: int = 0) -> tuple[float, float]:
+    """The interval of mean(a - b) that the sign-flip test at ``level`` does not reject (module docstring):
+    every c with :func:`paired_randomization_test` of (a - c, b) >= level, up to the float tolerance of
+    the test's ties. (nan, nan) without pairs; an end is -inf or inf when no shift on that side is rejected.
+
+    Args:
+        a: the first method's per-query values.
+        b: the second's, paired with ``a``.
+        level: the test's level (1 - the interval's coverage).
+        n_resamples: Monte Carlo samples when the exact test is too large.
+        seed: the random seed (the same flips as :func:`paired_randomization_test`).
+
+    Returns:
+        ``(low, high)``.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    return _randomization_intervals([_pairs(a, b)], level, n_resamples, seed)[0]
+
+
+#: The largest number of questions :func:`questions_needed` names; more: "beyond any practical set".
+MAX_QUESTIONS_NEEDED = 100_000
+
+
+def questions_needed(sd: float, distance: float, level: float, power: float = 0.8) -> int | None:
+    """Topic set size design (module docstring): the smallest n >= 2 with
+    (t_{1 - level/2, n - 1} + t_{power, n - 1}) sd / sqrt(n) <= distance. None when ``distance`` <= 0
+    or n would exceed :data:`MAX_QUESTIONS_NEEDED`; 2 when ``sd`` is 0.
+
+    Args:
+        sd: the standard deviation of the paired differences (per question).
+        distance: how far the true difference lies from the bound the interval must clear.
+        level: the interval's two-sided level (Bonferroni-adjusted where it is).
+        power: the wanted probability that the interval clears the bound.
+
+    Returns:
+        The number of questions, or None.
+    """
+    if not (distance > 0 and math.isfinite(distance) and math.isfinite(sd)):
+        return None
+    if sd <= _CONSTANT_TOLERANCE:
+        return 2
+    guess = ((stats.norm.ppf(1 - level / 2) + stats.norm.ppf(power)) * sd / distance) ** 2
+    if guess > MAX_QUESTIONS_NEEDED:
+        return None
+    n = np.arange(max(2, int(guess)), MAX_QUESTIONS_NEEDED + 1)[: 10 * int(guess) + 100]
+    width = (stats.t.ppf(1 - level / 2, n - 1) + stats.t.ppf(power, n - 1)) * sd / np.sqrt(n)
+    fits = np.flatnonzero(width <= distance)
+    return int(n[fits[0]]) if len(fits) else None
 
 
 def paired_t_test(a: object, b: object) -> float:
@@ -399,7 +507,10 @@ def compare_methods(per_query: pd.DataFrame, metric: str, method_col: str = "met
     ``per_query`` is long: one row per (method, query) with a column ``metric``. Returns
     ``summary`` (method, mean, ci_low, ci_high, n, n_undefined) and ``pairwise`` (method_a,
     method_b, n_pairs, mean_diff = mean(a - b), p_randomization, p_ttest, p_adjusted, significant,
-    test, smallest_p_adjusted, underpowered, mdd). ``smallest_p_adjusted``: the smallest p the test
+    test, smallest_p_adjusted, underpowered, mdd, interval_low, interval_high, interval_level, sd_diff).
+    ``interval_low``/``interval_high``: :func:`randomization_interval` of mean(a - b) at ``interval_level`` =
+    alpha / (k - 1), k the methods defining the metric; ``sd_diff``: the differences' standard deviation
+    (ddof 1). ``smallest_p_adjusted``: the smallest p the test
     could reach at its n after the correction (:func:`smallest_adjusted_p`); ``underpowered``: that is
     >= alpha; ``mdd``: :func:`minimum_detectable_difference` at alpha / m. ``significant`` = p_adjusted < alpha,
     p_adjusted being the Holm-adjusted randomization
@@ -464,6 +575,11 @@ def compare_metrics(per_query: pd.DataFrame, metrics: Sequence[str], method_col:
              for metric in metrics}
     cis = iter(_bootstrap_cis([data for metric in metrics for data in defined[metric]], confidence, n_resamples, seed))
     p_values = iter(_randomization_pvalues([diff for metric in metrics for diff in diffs[metric]], n_resamples, seed))
+    # each pair's interval at alpha / (k - 1): k = the methods defining the metric (simultaneous over one
+    # method's comparisons with the others; docstring, "interval")
+    others = {metric: max(sum(len(data) > 0 for data in defined[metric]) - 1, 1) for metric in metrics}
+    intervals = {metric: _randomization_intervals(diffs[metric], alpha / others[metric], n_resamples, seed)
+                 for metric in metrics}
     test = (f"paired randomization (sign flip, {n_resamples} resamples, seed {seed})"
             + (", Holm-adjusted" if correction == "holm" else ""))
     results = {}
@@ -486,5 +602,9 @@ def compare_metrics(per_query: pd.DataFrame, metrics: Sequence[str], method_col:
         pairwise["underpowered"] = pairwise["smallest_p_adjusted"] >= alpha
         pairwise["mdd"] = [np.inf if low else minimum_detectable_difference(diff, alpha / family)
                            for diff, low in zip(diffs[metric], pairwise["underpowered"])]
+        pairwise["interval_low"] = [low for low, _ in intervals[metric]]
+        pairwise["interval_high"] = [high for _, high in intervals[metric]]
+        pairwise["interval_level"] = alpha / others[metric]
+        pairwise["sd_diff"] = [float(diff.std(ddof=1)) if len(diff) > 1 else np.nan for diff in diffs[metric]]
         results[metric] = (summary, pairwise)
     return results
