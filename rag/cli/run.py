@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the verdict of every question set and metric below the recommendation")
     parser.add_argument("--skip-invalid", action="store_true",
                         help="skip invalid data records (counted in the manifest and report) instead of failing")
+    parser.add_argument("--run", dest="run_files", action="append", default=[], metavar="NAME=FILE",
+                        help="add your own retriever's rankings as method NAME: a TREC run file answering the run's "
+                             "questions.tsv with its chunk ids or page URLs (docs/your-retriever.md); repeatable")
     parser.add_argument("--strict", action="store_true",
                         help="a files data set: an unreadable file is an error instead of skipped (dataset.strict)")
     return parser
@@ -90,6 +93,14 @@ def _makes_questions(args: argparse.Namespace, config) -> bool:
     return config.dataset.format == "files" and config.dataset.root.questions is None
 
 
+def with_run_files(config, given: Sequence[str]):
+    """``config`` with a ``run_file`` method for each ``--run NAME=FILE`` (:mod:`rag.retrievers.run_file`)."""
+    from rag.config import with_retrievers
+    from rag.retrievers.run_file import run_file_entries
+
+    return with_retrievers(config, run_file_entries(given), "--run")
+
+
 def _config(args: argparse.Namespace):
     """The run's config: ``--config`` with the overrides, or for ``--docs`` the folder's config; with
     ``--strict``, ``dataset.strict`` set (part of the config, so of the run's plan)."""
@@ -100,7 +111,8 @@ def _config(args: argparse.Namespace):
         raise ConfigError("--questions", "goes with --docs DIR; with --config, set dataset.questions in the config")
     overrides, strict = overrides_from_args(args), ["dataset.strict=true"] if args.strict else []
     if args.docs is not None:
-        return documents_config(args.docs, args.config, overrides + strict, args.questions)
+        return with_run_files(documents_config(args.docs, args.config, overrides + strict, args.questions),
+                              args.run_files)
     if args.config is None:
         raise ConfigError("--config", "required (a YAML run configuration or a built-in name), or --docs DIR")
     config = load_config(args.config, overrides)
@@ -109,4 +121,4 @@ def _config(args: argparse.Namespace):
             raise ConfigError("--strict", f"applies to a folder of files (dataset.format: files), not to "
                               f"{config.dataset.format!r}; bad records of other formats fail unless --skip-invalid")
         config = load_config(args.config, overrides + strict)
-    return config
+    return with_run_files(config, args.run_files)

@@ -16,6 +16,7 @@ from evaluation.trec_io import encode_trec_id, write_qrels, write_run
 from rag.io_utils import atomic_write_json, atomic_write_text
 from rag.results.comparison import Comparison, headline_metrics
 from rag.results.csv_files import write_csv
+from rag.topics import trec_query_id
 from rag.results.format import display_table, legend, lift_lines, markdown, recommendation_lines, signed, verdict_lines
 from rag.types import Question, RankedChunks, gold_grades, url_ranking
 
@@ -92,8 +93,7 @@ def write_trec_files(runs_dir: Path, question_sets: Mapping[str, Sequence[Questi
     TREC query ids are ``<set>/<qid>``; every id is written with :func:`evaluation.encode_trec_id`
     (unchanged unless it holds white space, a control character or a backslash; never two ids in one)."""
 
-    def query_id(set_name: str, qid: str) -> str:
-        return encode_trec_id(f"{set_name}/{qid}")
+    query_id = trec_query_id
 
     def pages(chunk_ids: Sequence[str]) -> list[str]:
         return [encode_trec_id(url) for url in url_ranking(chunk_ids, chunk_url)]

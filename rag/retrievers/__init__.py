@@ -1,5 +1,6 @@
 """Retrievers: dense (Chroma / Milvus / exact), sparse BM25, fusion (RRF, convex, CombSUM, CombMNZ, DBSF),
-and Milvus's engine-native BM25 and hybrid search, built from config by name.
+Milvus's engine-native BM25 and hybrid search, and the user's own retriever (a TREC run file, a search
+endpoint, PostgreSQL full-text search), built from config by name.
 
 Importing this package registers every retriever in :data:`RETRIEVERS`; :func:`build_retriever`
 turns one config entry into an instance.
@@ -12,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rag.retrievers import bm25, dense, fusion, rerank  # noqa: F401  (registration)
+from rag.retrievers import bm25, dense, fusion, rerank, run_file  # noqa: F401  (registration)
 from rag.retrievers.query_transforms import hyde, multi_query, rm3  # noqa: F401,E402  (registration; after the retrievers they use)
 from rag.retrievers.base import RETRIEVERS, IndexStorage, Retriever, RetrieverParams
 
@@ -21,6 +22,9 @@ from rag.validation import config_error_from_validation
 # Milvus's engine-native methods (optional extra): imported on first use, so pymilvus is never loaded otherwise.
 for _name in ("milvus_bm25", "milvus_hybrid"):
     RETRIEVERS.register_lazy(_name, "rag.retrievers.milvus")
+# An external system's search endpoint, and PostgreSQL's full-text search (psycopg), also on first use.
+RETRIEVERS.register_lazy("http", "rag.retrievers.http_search")
+RETRIEVERS.register_lazy("postgres_fts", "rag.retrievers.postgres_fts")
 
 __all__ = ["RETRIEVERS", "IndexStorage", "Retriever", "RetrieverParams", "build_retriever"]
 

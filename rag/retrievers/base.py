@@ -41,6 +41,17 @@ class RetrieverParams(ConfigModel):
         (the runner's rule); 0 by default."""
         return 0
 
+    def source_fingerprint(self) -> dict[str, str]:
+        """What besides these settings decides this method's rankings (a run file's contents): part of
+        the key its rankings are cached under (:mod:`rag.runner.retrieval`); nothing by default."""
+        return {}
+
+    def measures_cost(self) -> bool:
+        """False for a method whose rankings were made elsewhere (a run file): its time here says
+        nothing of what it costs, so its cost per question is NaN (unknown) and separates it from no
+        method (:mod:`rag.runner.costs`); True by default."""
+        return True
+
 
 class ServedInputsParams(RetrieverParams):
     """Settings of a method whose inputs' rankings are served to it (a fusion, a rerank): the runner

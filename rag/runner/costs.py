@@ -12,7 +12,9 @@ apart only beyond their noise (:mod:`rag.results.recommendation`), measured here
 - a method whose inputs are served to it (a fusion, a rerank) times its own step the same way, on its
   inputs' cached rankings; its noise is that spread plus its inputs' noise;
 - an LLM-backed method is not searched again (every pass would send the sample to the LLM): its noise
-  is unknown (NaN), and its cost separates it from nothing.
+  is unknown (NaN), and its cost separates it from nothing;
+- a method whose rankings were made elsewhere (a run file, ``measures_cost()`` false) has no measured
+  cost (NaN) and no noise (NaN): its cost separates it from nothing, and a fusion over it costs NaN too.
 
 Cached under ``<cache_dir>/costs`` by the method's retrieval key and the sample, so a warm re-run reads
 the same noise it measured.
@@ -53,7 +55,8 @@ def cost_noise(stage: RetrievalStage, methods: Sequence[str], llm_methods: Colle
 
     def of(name: str) -> float:
         if name not in noise:
-            noise[name] = math.nan if name in llm_methods else _measured(stage, name, questions, of)
+            unmeasured = name in llm_methods or not stage.config.retriever(name).params.measures_cost()
+            noise[name] = math.nan if unmeasured else _measured(stage, name, questions, of)
         return noise[name]
 
     return {method: of(method) for method in methods}

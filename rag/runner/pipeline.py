@@ -29,6 +29,7 @@ from rag.runner.stages import run_stages
 from rag.runner.state import GeneratorFactory, RunContext, RunOptions, RunResult
 from rag.runner.timing import StageTimer
 from rag.secrets import Redactor
+from rag.topics import QUESTIONS_FILE, write_questions
 
 __all__ = ["RunOptions", "RunResult", "run_benchmark", "select_question_sets"]
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ def run_benchmark(
         if judged is not None:
             manifest.update(judged=judged.facts())
         manifest.write()
+        write_questions(run_dir.path / QUESTIONS_FILE, question_sets)  # for any system to answer (rag.topics)
         timer.on_stage_end = lambda seconds: (manifest.update(timings=seconds), manifest.write())
         try:
             return run_stages(RunContext(config, options, run_dir, dataset, question_sets, timer, manifest,

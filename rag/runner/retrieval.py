@@ -115,12 +115,14 @@ def spec_fingerprint(config: RunConfig, name: str) -> dict:
     its tokenizer and normalization included, so rankings cached by older code are not served), with
     those of the retrievers it fuses (recursively)."""
     spec: RetrieverSpec = config.retriever(name)
+    source = spec.params.source_fingerprint()  # a run file's contents; only where there is one, so other keys stay
     return {
         "name": spec.name,
         "type": spec.type,
         "code": code_version(RETRIEVERS.get(spec.type).__module__),
         "params": spec.params.model_dump(mode="json"),
         "inputs": [spec_fingerprint(config, dep) for dep in spec.params.requires()],
+        **({"source": source} if source else {}),
     }
 
 
@@ -183,7 +185,8 @@ class RetrievalStage:
                         batch = missing[start : start + SEARCH_BATCH]
                         began = time.perf_counter()
                         found = retriever.search(batch, depth)
-                        per_query_ms = (time.perf_counter() - began) * 1000.0 / len(batch)
+                        per_query_ms = ((time.perf_counter() - began) * 1000.0 / len(batch)
+                                        if spec.params.measures_cost() else math.nan)  # a run file: made elsewhere
                         for query, ranking in zip(batch, found, strict=True):
                             entry = CachedRanking(list(ranking.chunk_ids), [float(s) for s in ranking.scores],
                                                   per_query_ms, ranking.llm_calls, ranking.llm_tokens, ranking.failed)

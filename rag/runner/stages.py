@@ -24,6 +24,7 @@ from rag.results.headline import StageFailures, distinct_answers
 from rag.results.recommendation import default_primary
 from rag.results.validity import agreement_rows, run_validity
 from rag.services import StageServices
+from rag.topics import question_ids
 from rag.runner.answers import answered_questions, generate_answers
 from rag.runner.costs import cost_noise
 from rag.runner.contexts import answer_in_context_columns, baseline_rankings, closed_book_methods, generation_requests
@@ -70,11 +71,12 @@ def chunk_stage(run: RunContext) -> Chunked:
 
 def stage_services(run: RunContext) -> StageServices:
     """What retrievers' stages may use (:class:`StageServices`): the run's generator factory, its
-    generator (else the local SmolLM2 server's default settings) and cache directory."""
+    generator (else the local SmolLM2 server's default settings), cache directory, and the TREC id and
+    text of every question of the data set (a run file answers them by id)."""
     generation = run.config.generation
     return StageServices(run.generator_factory,
                          generation.generator if generation is not None else LocalGeneratorConfig(),
-                         run.config.cache_dir)
+                         run.config.cache_dir, question_ids(run.dataset.question_sets))
 
 
 def retrieve_stage(run: RunContext, chunked: Chunked) -> Retrieved:
@@ -199,7 +201,7 @@ def statistics_stage(run: RunContext, chunked: Chunked, evaluated: Evaluated) ->
     with run.timer.stage("statistics"):
         settings = StatisticsSettings(
             confidence=config.evaluation.confidence, n_resamples=config.evaluation.n_resamples,
-            alpha=config.evaluation.alpha, seed=config.seed,
+            alpha=config.evaluation.alpha, seed=config.seed, margin=config.evaluation.margin,
             correction=None if config.evaluation.correction == "none" else config.evaluation.correction,
         )
         metric_columns = evaluated.scorer.columns() + [f"answer_in_context@{k}" for k in evaluated.answer_in_context_ks] + (
