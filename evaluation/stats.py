@@ -331,6 +331,10 @@ def randomization_interval(a: object, b: object, level: float = 0.05, n_resample
     return _randomization_intervals([_pairs(a, b)], level, n_resamples, seed)[0]
 
 
+#: The default margin of a decision on a metric in [0, 1]: the smallest difference that matters
+#: (docs/evaluation.md, "The margin").
+DEFAULT_MARGIN = 0.02
+
 #: The largest number of questions :func:`questions_needed` names; more: "beyond any practical set".
 MAX_QUESTIONS_NEEDED = 100_000
 

@@ -37,6 +37,7 @@ from pydantic import (
     ValidationInfo, field_validator, model_validator,
 )
 
+from evaluation.stats import DEFAULT_MARGIN
 from rag.baselines import BASELINES
 from rag.chunking import ChunkingConfig
 from rag.data import DatasetConfig
@@ -108,7 +109,9 @@ class EvaluationSection(ConfigModel):
     ``openai`` (any OpenAI-compatible endpoint) or ``local`` (rag/generation/judge.py; its verdict is
     the ``judge`` answer metric, its agreement with match and EM is reported).
     ``primary``: the URL-level metric the recommendation reads (default ``ndcg@top_k`` when measured,
-    else the first metric; docs/evaluation.md, "Recommendation")."""
+    else the first metric; docs/evaluation.md, "Recommendation"). ``margin``: the smallest difference on
+    the primary metric that matters (default 0.02; docs/evaluation.md, "The margin"): methods within it
+    are equivalent, a cheaper one not worse by more is chosen."""
 
     metrics: list[str] = Field(
         default_factory=lambda: ["mrr@10", "recall@10", "ndcg@10", "map@10", "p@10", "hit@10"], min_length=1
@@ -121,6 +124,7 @@ class EvaluationSection(ConfigModel):
     n_resamples: int = Field(default=10000, gt=0, le=MAX_RESAMPLES)
     correction: Literal["holm", "none"] = "holm"
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    margin: float = Field(default=DEFAULT_MARGIN, gt=0.0, lt=1.0)
     answer_in_context: list[PositiveInt] | None = Field(default=None, min_length=1)
     primary: str | None = None
     judge: Annotated[Union[OpenAIGeneratorConfig, LocalGeneratorConfig], Field(discriminator="type")] | None = None

@@ -9,7 +9,7 @@ columns count as undefined, so it has no answer mean, test, verdict or lift. Mar
 letters of the methods it beats with p < alpha under the named paired test on the same questions.
 
 The verdict of a question set and metric: the method with the highest mean (the first in config order
-on an exact tie), its margin over the runner-up with a paired bootstrap CI of the difference (the
+on an exact tie), its difference over the runner-up with a paired bootstrap CI of the difference (the
 questions both define), and whether the runner-up is beaten significantly (the Holm-adjusted paired
 randomization test of :func:`evaluation.compare_metrics`), or that the test is *underpowered*: at
 its n no p-value after the correction can fall below alpha (the smallest attainable one is kept).
@@ -45,7 +45,7 @@ from evaluation import bootstrap_ci
 from evaluation.stats import compare_metrics
 from rag.results import schema
 from rag.results.headline import AnswerFailures, StageFailures
-from rag.results.recommendation import Recommendation, default_primary, recommend
+from rag.results.recommendation import DEFAULT_MARGIN, Recommendation, default_primary, recommend
 
 #: The ``question_set`` label of the lifts pooled over every answered set.
 POOLED = "all sets"
@@ -60,6 +60,7 @@ class StatisticsSettings:
     alpha: float = 0.05
     correction: str | None = "holm"
     seed: int = 0
+    margin: float = DEFAULT_MARGIN  # the recommendation's margin on the primary metric
 
 
 @dataclass
@@ -141,7 +142,7 @@ def compare(per_query: pd.DataFrame, metrics: Sequence[str], settings: Statistic
                                         [m for m in metrics if m in schema.ANSWER_COLUMNS], control, settings)
     primary = primary or default_primary(metrics)
     if primary is not None:
-        comparison.recommendation = recommend(table, pairwise, primary, settings.alpha)
+        comparison.recommendation = recommend(table, pairwise, primary, settings.alpha, margin=settings.margin)
     return comparison
 
 
@@ -255,7 +256,7 @@ def paired_differences(per_query: pd.DataFrame, metrics: Sequence[str], baseline
 
 
 def verdicts(per_query: pd.DataFrame, comparison: Comparison) -> pd.DataFrame:
-    """One row per question set x headline metric: best, runner-up, margin [CI], p, significant."""
+    """One row per question set x headline metric: best, runner-up, difference [CI], p, significant."""
     rows = []
     table, pairwise = comparison.table, comparison.pairwise
     for question_set in dict.fromkeys(table["question_set"]):
@@ -274,8 +275,8 @@ def verdicts(per_query: pd.DataFrame, comparison: Comparison) -> pd.DataFrame:
             rows.append({
                 "question_set": question_set, "metric": metric, "best": best["method"], "best_mean": float(best[metric]),
                 "runner_up": runner_up["method"], "runner_up_mean": float(runner_up[metric]),
-                "margin": difference["mean_diff"], "margin_ci_low": difference["ci_low"],
-                "margin_ci_high": difference["ci_high"], "n_pairs": difference["n_pairs"], "p_adjusted": p_adjusted,
+                "difference": difference["mean_diff"], "difference_ci_low": difference["ci_low"],
+                "difference_ci_high": difference["ci_high"], "n_pairs": difference["n_pairs"], "p_adjusted": p_adjusted,
                 "significant": bool(len(test) and test["significant"].iloc[0] and difference["mean_diff"] > 0),
                 "smallest_p_adjusted": float(test["smallest_p_adjusted"].iloc[0]) if len(test) else math.nan,
                 "underpowered": bool(len(test) and test["underpowered"].iloc[0]),

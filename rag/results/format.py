@@ -20,7 +20,9 @@ import pandas as pd
 from tabulate import tabulate
 
 from rag.results.comparison import POOLED, Comparison, headline_metrics
-from rag.results.recommendation import CANNOT_JUDGE, NO_WINNER, WINNER, Recommendation, SetRecommendation
+from rag.results.recommendation import (
+    CANNOT_JUDGE, EQUIVALENT, MIN_QUESTIONS, NON_INFERIOR, UNDECIDED, WINNER, Recommendation, SetRecommendation,
+)
 from rag.terminal import WIDTH
 
 SUPERSCRIPTS = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"))
@@ -105,7 +107,7 @@ def verdict_line(verdict: pd.Series | dict, corrected: bool = True) -> str:
     """``convex best on mrr@10 (0.806): +0.019 [+0.008, +0.031] over rrf (0.787), significant (p=0.002)``;
     a test that can never reach significance at its n ends in :func:`power_note` instead."""
     v = verdict
-    if v["margin"] == 0 and v["best_mean"] == v["runner_up_mean"]:
+    if v["difference"] == 0 and v["best_mean"] == v["runner_up_mean"]:
         return (f"no single best on {v['metric']}: {v['best']} and {v['runner_up']} tie at {number(v['best_mean'])} "
                 "(mean paired difference 0)")
     p = MISSING if v["p_adjusted"] is None or math.isnan(v["p_adjusted"]) else f"{v['p_adjusted']:.3g}"
@@ -113,8 +115,8 @@ def verdict_line(verdict: pd.Series | dict, corrected: bool = True) -> str:
         outcome = f"{power_note(int(v['n_pairs']), v['smallest_p_adjusted'], corrected)}, p={p}"
     else:
         outcome = f"{'significant' if v['significant'] else 'not significant'} (p={p})"
-    return (f"{v['best']} best on {v['metric']} ({number(v['best_mean'])}): {signed(v['margin'])} "
-            f"{interval(v['margin_ci_low'], v['margin_ci_high'], sign=True)} over {v['runner_up']} "
+    return (f"{v['best']} best on {v['metric']} ({number(v['best_mean'])}): {signed(v['difference'])} "
+            f"{interval(v['difference_ci_low'], v['difference_ci_high'], sign=True)} over {v['runner_up']} "
             f"({number(v['runner_up_mean'])}), {outcome}")
 
 
@@ -123,7 +125,7 @@ def _ms(value: float) -> str:
 
 
 def overall_line(r: Recommendation) -> str:
-    """The overall recommendation in one sentence (the rule: :mod:`rag.results.recommendation`)."""
+    """The overall recommendation in one sentence a person can act on (the rule: :mod:`rag.results.recommendation`)."""
     n, m = len(r.judged_sets), r.method
     if r.outcome == CANNOT_JUDGE:
         return (f"No recommendation on {r.primary}: the questions of no set can separate the methods (the warnings "
@@ -133,46 +135,102 @@ def overall_line(r: Recommendation) -> str:
     return _overall(r, n, m) + left_out
 
 
+def _worst(r: Recommendation, method: str) -> tuple[float, str, str]:
+    """The lowest end of ``method``'s intervals against the best over the judged sets: (low, set, best)."""
+    ends = [(s.against(method).interval[0], s.question_set, s.best) for s in r.judged_sets if s.best != method]
+    return min(ends) if ends else (0.0, "", method)
+
+
+def _needed(count: int | None, have: int | None = None) -> str:
+    """``about 240 questions would decide (93 now)``, or that no practical number would."""
+    if count is None:
+        return "the difference may be real but smaller than any practical number of questions can show"
+    return f"about {count} questions would decide" + (f" ({have} now)" if have is not None else "")
+
+
 def _overall(r: Recommendation, n: int, m: str | None) -> str:
+    delta = f"{r.margin:g}"
     if r.outcome == WINNER:
         cheapest = min(r.ms_per_query, key=lambda k: (math.inf if math.isnan(r.ms_per_query[k]) else r.ms_per_query[k]))
         cost = f"{_ms(r.ms_per_query[m])} per question" + (
             f" against {_ms(r.ms_per_query[cheapest])} for {cheapest}" if cheapest != m else " (the cheapest)")
         return (f"Use {m}: best on {r.primary} in {r.best_in[m]} of {n} sets, significantly better than every other "
                 f"method in {r.wins[m]}, never significantly worse than the best; {cost}.")
-    if r.outcome == NO_WINNER:
-        head = (f"No winner on {r.primary}: {', '.join(r.eligible)} are never significantly worse than the best "
-                "and none beats every other method in any set; ")
-        if r.by_cost:
-            return head + (f"use the cheapest, {m} ({_ms(r.ms_per_query[m])} per question, cheaper than the others "
-                           "beyond their timing noise).")
-        return head + (f"their costs are within timing noise of each other, so none is chosen on cost; best mean "
-                       f"in the most sets: {m} ({_costs(r.eligible, r.ms_per_query, r.ms_noise)}).")
-    return (f"No single method on {r.primary}: none is in the top group of every set; use each set's method "
-            "below.")
+    if r.outcome == NON_INFERIOR:
+        low, where, best = _worst(r, m)
+        others = [k for k in r.ms_per_query if k != m and k in {s.best for s in r.judged_sets}]
+        against = ", ".join(f"{_ms(r.ms_per_query[k])} for {k}" for k in others)
+        return (f"Use {m}: not worse than the best on {r.primary} by more than the margin {delta} {_in_sets(n)} "
+                f"(at most {-low:.3f} below {best} in {where}, simultaneous 95% intervals) and cheaper beyond timing "
+                f"noise: {_ms(r.ms_per_query[m])} per question against {against}.")
+    if r.outcome == EQUIVALENT:
+        beaten = [k for k in r.ms_per_query if k not in r.equivalent]
+        rest = (f"; {_and(beaten)} {'is' if len(beaten) == 1 else 'are'} significantly worse in at least one set"
+                if beaten else "")
+        return (f"{_and(r.equivalent)} are equivalent on {r.primary} within ±{delta} {_in_sets(n)} (simultaneous 95% "
+                f"intervals){rest}; costs within timing noise ({_costs(r.equivalent, r.ms_per_query, r.ms_noise)}): "
+                "pick on anything else.")
+    if r.outcome == UNDECIDED:
+        low, where, best = min((_worst(r, k) for k in r.eligible if k != m), default=(0.0, "", m))
+        open_sets = [s for s in r.judged_sets if s.outcome == UNDECIDED]
+        shown = max(open_sets, key=lambda s: math.inf if s.questions_needed is None else s.questions_needed)
+        could = (f"; {', '.join(k for k in r.eligible if k != m)} may still be up to {-low:.3f} below it ({where})"
+                 if len(r.eligible) > 1 else "")
+        return (f"Undecided on {r.primary} at the margin ±{delta}: {m} leads (best mean in {r.best_in[m]} of {n} sets), "
+                f"neither shown better than every other method nor equivalent within the margin{could}; "
+                f"{_needed(r.questions_needed, None)}" + (f" ({shown.question_set} has {shown.questions})"
+                                                          if r.questions_needed is not None else "") + ".")
+    return (f"No single method on {r.primary}: none is in the top group of every set, or the sets decide for "
+            "different methods; use each set's method below.")
 
 
-def set_line(s: SetRecommendation, verdict: pd.Series | dict | None, corrected: bool = True) -> str:
-    """One question set's recommendation with the best method's margin over the runner-up."""
-    margin = ""
-    if verdict is not None:
-        margin = (f" {signed(verdict['margin'])} {interval(verdict['margin_ci_low'], verdict['margin_ci_high'], sign=True)}"
-                  f" over {verdict['runner_up']}")
-    others = len(s.versus)
+def _in_sets(n: int) -> str:
+    return "in its one set" if n == 1 else f"in all {n} sets"
+
+
+def _and(methods: Sequence[str]) -> str:
+    return ", ".join(methods[:-1]) + f" and {methods[-1]}" if len(methods) > 1 else "".join(methods)
+
+
+def set_line(s: SetRecommendation, corrected: bool = True) -> str:
+    """One question set's outcome with the interval that decided it (the best's lead over the runner-up,
+    or the chosen or undecided method's difference to the best) and the margin."""
+    head = f"{s.question_set} ({s.questions} q): "
+    delta = f"{s.margin:g}"
     weak = [v for v in s.versus if v.state == "underpowered"]
     power = f"; {power_note(weak[0].n_pairs, weak[0].smallest_p_adjusted, corrected)}" if weak else ""
-    head = f"{s.question_set} ({s.questions} q): "
     if s.outcome == WINNER:
-        return (f"{head}use {s.method} ({number(s.best_mean)}),{margin}, significantly better than "
-                f"{'the other method' if others == 1 else f'all {others} others'}{power}")
-    if s.by_cost:
-        cost = f"the cheapest beyond timing noise is {s.method} ({_ms(s.method_ms_per_query)})"
-    else:
-        ms = {s.method: s.method_ms_per_query, **{v.method: v.ms_per_query for v in s.versus}}  # method: the best
+        runner = s.versus[0]
+        others = len(s.versus)
+        lead = f"{signed(-runner.difference)} {interval(-runner.interval[1], -runner.interval[0], sign=True)}"
+        beyond = f", by more than the margin {delta}" if runner.interval[1] < -s.margin else ""
+        return (f"{head}use {s.method} ({number(s.best_mean)}), {lead} over {runner.method}, significantly better "
+                f"than {'the other method' if others == 1 else f'all {others} others'}{beyond}{power}")
+    if s.outcome == NON_INFERIOR:
+        v = s.against(s.method)
+        return (f"{head}use {s.method} ({number(v.mean)}): at most {-v.interval[0]:.3f} below {s.best} "
+                f"({number(s.best_mean)}), within the margin {delta} ({s.method} - {s.best} {_diff(v)}); cheaper "
+                f"beyond timing noise ({_ms(s.method_ms_per_query)} against {_ms(s.best_ms_per_query)})")
+    if s.outcome == EQUIVALENT:
+        members = [v for v in s.versus if v.method in s.top_group]
+        diffs = "; ".join(f"{v.method} - {s.best} {_diff(v)}" for v in members)
+        ms = {s.method: s.method_ms_per_query, **{v.method: v.ms_per_query for v in s.versus}}
         noise = {s.method: s.method_ms_noise, **{v.method: v.ms_noise for v in s.versus}}
-        cost = f"costs within timing noise ({_costs(s.top_group, ms, noise)})"
-    return (f"{head}no winner: {', '.join(s.top_group)} not separable ({s.best} {number(s.best_mean)}{margin}); "
-            f"{cost}{power}")
+        return (f"{head}{_and(s.top_group)} equivalent within ±{delta} ({diffs}); costs within timing noise "
+                f"({_costs(s.top_group, ms, noise)}): pick on anything else")
+    open_ = [v for v in s.versus if v.method in s.top_group and not v.equivalent(s.margin)] or s.versus[:1]
+    worst = min(open_, key=lambda v: v.interval[0])
+    if s.questions < MIN_QUESTIONS:
+        why = f"fewer than {MIN_QUESTIONS} questions decide nothing"
+    else:
+        why = (f"{worst.method} may be up to {-worst.interval[0]:.3f} below {s.best} or "
+               f"{max(worst.interval[1], 0.0):.3f} above ({worst.method} - {s.best} {_diff(worst)})")
+    return (f"{head}undecided at ±{delta}: {s.best} leads ({number(s.best_mean)}); {why}; "
+            f"{_needed(s.questions_needed, s.questions)}{power}")
+
+
+def _diff(v) -> str:
+    return f"{signed(v.difference)} {interval(v.interval[0], v.interval[1], sign=True)}"
 
 
 def _costs(methods: list[str], ms: dict[str, float], noise: dict[str, float]) -> str:
@@ -187,16 +245,12 @@ def recommendation_lines(comparison: Comparison, width: int = WIDTH) -> list[str
     if r is None:
         return ["Recommendation: none (fewer than two methods with a retrieval metric)."]
     corrected = comparison.settings.correction is not None
-    verdicts = comparison.verdicts
-    lines = textwrap.wrap(f"Recommendation on {r.primary} (paired tests, alpha {r.alpha}; rule: docs/evaluation.md, "
-                          "\"Recommendation\"):", width=width)
+    lines = textwrap.wrap(f"Recommendation on {r.primary} (margin ±{r.margin:g}, alpha {r.alpha}; rule: "
+                          "docs/evaluation.md, \"Recommendation\"):", width=width)
     lines += textwrap.wrap(overall_line(r), width=width, initial_indent="  ", subsequent_indent="    ")
     for s in r.sets:
-        match = verdicts[(verdicts["question_set"] == s.question_set) & (verdicts["metric"] == r.primary)] \
-            if not verdicts.empty else verdicts
-        verdict = match.iloc[0] if len(match) else None
         unjudged = " - its questions cannot judge (warning above); not counted" if s.question_set in r.unjudged else ""
-        lines += textwrap.wrap(set_line(s, verdict, corrected) + unjudged, width=width, initial_indent="  ",
+        lines += textwrap.wrap(set_line(s, corrected) + unjudged, width=width, initial_indent="  ",
                                subsequent_indent="    ")
     return lines
 
@@ -263,7 +317,8 @@ def legend(comparison: Comparison, convention: str, level: str) -> str:
         "metrics (em, f1, match) over answered questions only; failed generations are counted in `failures`, never "
         f"scored, and a question set with one has its answer results withheld ({MISSING}). Costs (ret ms/q): "
         "everything a method runs per question, a fusion's inputs included. chunks/answer: mean chunks in the prompt. "
-        "Verdict margins: paired bootstrap CI of the difference; "
+"Verdict differences: paired bootstrap CI; recommendation intervals: the inverted sign-flip test, "
+        "simultaneous over the best method's comparisons; "
         "underpowered: no p-value after the correction could fall below alpha at that many questions."
     )
 

@@ -15,7 +15,8 @@ Two kinds of line, each stated with its cause:
 
   - *ceiling*: every method with a defined primary metric scores at least :data:`CEILING`, or all
     score the same: no method can show itself better;
-  - *too few questions*: fewer than :data:`MIN_QUESTIONS`;
+  - *too few questions*: fewer than :data:`rag.results.recommendation.MIN_QUESTIONS` (10): below it nothing
+    is decided (docs/evaluation.md, "Small sets"); from it on a set decides what its data support;
   - *leak*: more than :data:`LEAK_LIMIT` of the questions name their gold document (title, file or
     page name): the set measures whether a method matches a name;
   - *lexical bias*: the questions' mean share of content words copied from their chunk exceeds
@@ -38,11 +39,10 @@ from typing import Any
 import pandas as pd
 
 from rag.results import schema
+from rag.results.recommendation import MIN_QUESTIONS
 
 #: Every method's mean primary metric at or above this: the set is at its ceiling.
 CEILING = 0.95
-#: Fewer questions than this in a set: too few to separate methods.
-MIN_QUESTIONS = 30
 #: More than this share of questions naming their gold document: the set measures name matching.
 LEAK_LIMIT = 0.5
 #: A mean lexical bias above this: the questions copy their chunk's words.

@@ -1,9 +1,10 @@
 """``report.html``: one self-contained page (no network) for a reader who wants to act.
 
 Top to bottom: the headline (failed answers, question sets that cannot separate the methods:
-:mod:`rag.results.headline`), the recommendation (per question set and overall, with its rule) beside each
-question set's figures (kept/asked, leak, lexical bias, ceiling), and each method's
-answer lift over the no-context baseline; the metric-by-metric verdicts, collapsed; a compact table per question set
+:mod:`rag.results.headline`), the recommendation (per question set and overall, with its rule, and the
+forest plot of its intervals against the margin band) beside each question set's figures (kept/asked,
+leak, lexical bias, ceiling), and each method's answer lift over the no-context baseline; the
+metric-by-metric verdicts, collapsed; a compact table per question set
 with the best value per column
 highlighted; each method's paired difference from the baseline per metric (CI whiskers); recall@k and
 nDCG@k curves over the whole depth; latency against quality; the paired tests as a matrix per metric
@@ -35,7 +36,7 @@ from rag.results.comparison import Comparison, headline_metrics
 from rag.results.format import (
     MISSING, column_best, interval, lift_lines, marks, number, overall_line, recommendation_lines, verdict_line,
 )
-from rag.results.recommendation import CANNOT_JUDGE
+from rag.results.recommendation import CANNOT_JUDGE, Recommendation
 from rag.results.writers import pairwise_matrix
 
 PASSAGE_CHARS = 300
@@ -91,6 +92,38 @@ def difference_chart(comparison: Comparison, question_set: str, metrics: Sequenc
         axis.set_visible(False)
     figure.suptitle(f"{question_set}: difference from {part['baseline'].iloc[0]} (paired mean, "
                     f"{comparison.settings.confidence:.0%} CI)", fontsize=10)
+    figure.tight_layout()
+    return _png(figure)
+
+
+def margin_chart(recommendation: Recommendation | None) -> str | None:
+    """The forest plot of the verdict: per set, every other method's difference to the set's best with
+    its simultaneous interval, against the margin band (shaded ±margin) and 0, so a reader sees which
+    outcome it is: an interval left of the band (the best is better by more than the margin), inside it
+    (equivalent), its lower end inside it (non-inferior), across an edge (undecided)."""
+    if recommendation is None or not any(s.versus for s in recommendation.sets):
+        return None
+    rows = [(f"{s.question_set}: {v.method} - {s.best}", v, s.question_set in recommendation.unjudged)
+            for s in recommendation.sets for v in s.versus]
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(FIGURE_WIDTH, 0.9 + 0.3 * len(rows)))
+    delta = recommendation.margin
+    axis.axvspan(-delta, delta, color="#dde8f6", zorder=0, label=f"margin ±{delta:g}")
+    axis.axvline(0, color="black", linewidth=0.8)
+    for position, (_, v, unjudged) in enumerate(rows):
+        low, high = v.interval
+        if math.isnan(low) or math.isnan(high):
+            continue
+        inside = -delta < low and high < delta
+        color = "#999" if unjudged else "#2a7" if inside else "#c44" if high < -delta else "#36c" if low > -delta \
+            else "#d80"
+        axis.plot([low, high], [position, position], color=color, linewidth=2.5, solid_capstyle="butt")
+        axis.plot([v.difference], [position], "o", color=color)
+    axis.set_yticks(range(len(rows)), [label + (" (cannot judge)" if unjudged else "") for label, _, unjudged in rows])
+    axis.set_ylim(len(rows) - 0.4, -0.6)
+    axis.tick_params(labelsize=8)
+    axis.set_xlabel(f"difference on {recommendation.primary} to the set's best (simultaneous 95% interval)", fontsize=9)
+    axis.legend(loc="lower left", fontsize=8)
     figure.tight_layout()
     return _png(figure)
 
@@ -261,6 +294,7 @@ def write_html_report(path: Path, title: str, comparison: Comparison, per_query:
         overall=overall_line(comparison.recommendation) if comparison.recommendation else "",
         neutral=comparison.recommendation is None or comparison.recommendation.outcome == CANNOT_JUDGE,
         per_set=[line.strip() for line in lines[2:]] if comparison.recommendation else [],
+        margin_chart=margin_chart(comparison.recommendation),
         answers={"head": answers[0], "lines": [line.strip() for line in answers[1:]]} if answers else None,
         verdicts=[{"set": s, "lines": list(zip(verdicts.get(s, []), significant.get(s, [])))} for s in sets],
         legend=legend_text,

@@ -16,7 +16,6 @@ bold = the row's best).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -106,19 +105,15 @@ def recommendation_lines(data: dict) -> list[str]:
     if not data.get("recommendation"):
         return []
     recommendation = Recommendation.from_dict(data["recommendation"])
-    verdicts = {(v["question_set"], v["metric"]): v for v in data["verdict"]}
     corrected = data["statistics"].get("correction") is not None
-    lines = [f"**Recommendation** (primary metric {recommendation.primary}, paired tests at alpha "
-             f"{recommendation.alpha}; the rule: docs/evaluation.md, \"Recommendation\"): "
+    lines = [f"**Recommendation** (primary metric {recommendation.primary}, margin ±{recommendation.margin:g}, "
+             f"simultaneous 95% intervals, paired tests at alpha {recommendation.alpha}; the rule: docs/evaluation.md, "
+             "\"Recommendation\"): "
              f"{overall_line(recommendation)}", ""]
     for s in recommendation.sets:
         unjudged = " (its questions cannot judge: not counted)" if s.question_set in recommendation.unjudged else ""
-        lines.append(f"- {set_line(s, _nan(verdicts.get((s.question_set, recommendation.primary))), corrected)}{unjudged}")
+        lines.append(f"- {set_line(s, corrected)}{unjudged}")
     return lines + [""]
-
-
-def _nan(verdict: dict | None) -> dict | None:
-    return None if verdict is None else {k: (math.nan if v is None else v) for k, v in verdict.items()}
 
 
 def lift_lines(data: dict) -> list[str]:

@@ -201,7 +201,7 @@ def statistics_stage(run: RunContext, chunked: Chunked, evaluated: Evaluated) ->
     with run.timer.stage("statistics"):
         settings = StatisticsSettings(
             confidence=config.evaluation.confidence, n_resamples=config.evaluation.n_resamples,
-            alpha=config.evaluation.alpha, seed=config.seed,
+            alpha=config.evaluation.alpha, seed=config.seed, margin=config.evaluation.margin,
             correction=None if config.evaluation.correction == "none" else config.evaluation.correction,
         )
         metric_columns = evaluated.scorer.columns() + [f"answer_in_context@{k}" for k in evaluated.answer_in_context_ks] + (

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 DTYPES = frozenset({"float64", "int64", "bool", "object", "str", "string"})
 _DAMAGED = (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError)
 #: Bumped whenever :class:`Comparison` gains fields, so older cached statistics are recomputed.
-STATISTICS_VERSION = 6
+STATISTICS_VERSION = 7
 
 
 def cached_comparison(

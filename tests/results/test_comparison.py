@@ -87,8 +87,8 @@ def test_verdict_names_best_method_margin_and_significance() -> None:
     comparison = compare(per_query_frame(), ["mrr", "f1"], SETTINGS)
     verdict = comparison.verdicts.set_index("metric").loc["mrr"]
     assert (verdict["best"], verdict["runner_up"]) == ("a", "b")
-    assert verdict["margin"] == pytest.approx(0.25)  # mean(a - b) = (10 * 0 + 10 * 0.5) / 20
-    assert 0 < verdict["margin_ci_low"] <= 0.25 <= verdict["margin_ci_high"] <= 0.5
+    assert verdict["difference"] == pytest.approx(0.25)  # mean(a - b) = (10 * 0 + 10 * 0.5) / 20
+    assert 0 < verdict["difference_ci_low"] <= 0.25 <= verdict["difference_ci_high"] <= 0.5
     assert verdict["significant"] and verdict["n_pairs"] == 20
     line = verdict_lines(comparison)[1]
     assert line.strip().startswith("a best on mrr (1.000): +0.250 [") and "over b (0.750), significant" in line

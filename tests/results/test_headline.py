@@ -40,7 +40,7 @@ def test_figures_at_the_thresholds_do_not_warn() -> None:
     figures = QuestionFigures.of(MIN_QUESTIONS, {"requested": 60, "leak": LEAK_LIMIT,
                                                  "lexical_bias": {"questions": 30, "mean": LEXICAL_BIAS_LIMIT}})
     assert cannot_judge(table({"s": {"a": 0.9, "b": 0.6}}), "ndcg@10", {"s": figures}) == {}
-    assert figures.text(False) == "30 questions (30 kept of 60 asked), leak 50%, lexical bias 0.80, ceiling no"
+    assert figures.text(False) == f"{MIN_QUESTIONS} questions ({MIN_QUESTIONS} kept of 60 asked), leak 50%, lexical bias 0.80, ceiling no"
 
 
 def test_failed_answers_line_counts_per_method_and_keeps_the_first_cause() -> None:

@@ -1,5 +1,6 @@
-"""The recommendation rule on hand-built comparisons: a clear winner, no winner (the cheapest of the
-top group), ties, underpowered sets, a different method per set, and the answer lift over closed_book."""
+"""The recommendation rule on hand-built comparisons: a clear winner, a cheaper method shown non-inferior,
+equivalent methods, undecided sets with the questions they need (checked against the formula), small sets,
+ties, a different method per set, and the answer lift over closed_book."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ import pytest
 
 from rag.results.comparison import POOLED, StatisticsSettings, compare
 from rag.results.format import lift_lines, recommendation_lines, verdict_line
-from rag.results.recommendation import NO_WINNER, PER_SET, WINNER, cheaper_beyond_noise, default_primary
+from scipy import stats
+
+from rag.results.recommendation import (
+    EQUIVALENT, MIN_QUESTIONS, NON_INFERIOR, PER_SET, UNDECIDED, WINNER, cheaper_beyond_noise, default_primary,
+)
 from rag.runner.answers import answer_power_warning
 
 SETTINGS = StatisticsSettings(n_resamples=2000)
@@ -58,46 +63,98 @@ def test_clear_winner_everywhere() -> None:
     assert len(lines) <= 25 and max(map(len, lines)) <= 100
 
 
-def test_no_winner_names_the_cheapest_of_the_top_group() -> None:
+def test_indistinguishable_methods_are_undecided_and_the_cheapest_is_not_chosen_by_default() -> None:
     rng = np.random.default_rng(0)
     noise = lambda: list(0.5 + rng.normal(0, 0.2, 20))  # noqa: E731 - three indistinguishable methods
     comparison = compare(frame({"s1": {"dense": noise(), "bm25": noise(), "convex": noise()}}), ["ndcg@10"], SETTINGS)
-    r = comparison.recommendation
-    assert r.sets[0].outcome == NO_WINNER and sorted(r.sets[0].top_group) == ["bm25", "convex", "dense"]
-    assert r.sets[0].method == "bm25"  # 1 ms per question
-    assert (r.outcome, r.method) == (NO_WINNER, "bm25")
-    assert "use the cheapest, bm25" in " ".join(recommendation_lines(comparison, width=10_000))
-    assert r.by_cost and r.sets[0].by_cost
-
-
-def indistinguishable(ms: dict[str, float], noise: dict[str, float]):
-    rng = np.random.default_rng(0)
-    scores = {m: list(0.5 + rng.normal(0, 0.2, 20)) for m in ("dense", "bm25", "convex")}
-    return compare(frame({"s1": scores}, ms=ms, noise=noise), ["ndcg@10"], SETTINGS)
-
-
-def test_costs_within_noise_name_the_tied_group_and_its_best_mean() -> None:
-    # bm25 is 0.6 ms cheaper than dense, but the two costs' noise sums to 1.0 ms: not a choice on cost
-    comparison = indistinguishable({"dense": 1.6, "bm25": 1.0, "convex": 4.0}, {"dense": 0.5, "bm25": 0.5, "convex": 0.1})
     r, s = comparison.recommendation, comparison.recommendation.sets[0]
-    assert s.outcome == NO_WINNER and not s.by_cost and s.method == s.best == s.top_group[0]
-    assert r.outcome == NO_WINNER and not r.by_cost and r.method == s.best
+    assert s.outcome == UNDECIDED and sorted(s.top_group) == ["bm25", "convex", "dense"]
+    assert s.method == s.best and r.outcome == UNDECIDED and r.method == s.best
+    assert s.questions_needed > 20 and r.questions_needed == s.questions_needed
     text = " ".join(recommendation_lines(comparison, width=10_000))
-    assert "cheapest" not in text and "within timing noise" in text
-    assert f"best mean in the most sets: {s.best}" in text and "bm25 1.0 ms (noise 0.5)" in text
+    assert "cheapest" not in text and f"about {s.questions_needed} questions would decide (20 now)" in text
+    assert "may be up to" in text
 
 
-def test_costs_far_apart_name_the_cheapest() -> None:
-    comparison = indistinguishable({"dense": 10.0, "bm25": 1.0, "convex": 12.0}, {"dense": 1.0, "bm25": 0.5, "convex": 1.0})
-    r = comparison.recommendation
-    assert (r.sets[0].method, r.sets[0].by_cost, r.method, r.by_cost) == ("bm25", True, "bm25", True)
+def close(n: int, gap: float, spread: float, seed: int = 0) -> dict[str, list[float]]:
+    """Two methods on the same questions: convex ``gap`` above bm25 on average, per-question spread ``spread``."""
+    rng = np.random.default_rng(seed)
+    base = rng.random(n) * 0.6 + 0.2
+    return {"bm25": list(base + rng.normal(0, spread, n)), "convex": list(base + gap + rng.normal(0, spread, n))}
+
+
+def test_a_cheaper_method_within_the_margin_is_non_inferior() -> None:
+    comparison = compare(frame({"s1": close(300, 0.004, 0.02)}, ms={"bm25": 0.1, "convex": 9.0},
+                               noise={"bm25": 0.05, "convex": 0.5}), ["ndcg@10"], SETTINGS)
+    r, s = comparison.recommendation, comparison.recommendation.sets[0]
+    assert (s.outcome, s.method, s.best) == (NON_INFERIOR, "bm25", "convex")
+    assert -0.02 < s.against("bm25").interval[0] < s.against("bm25").difference < 0
+    assert (r.outcome, r.method) == (NON_INFERIOR, "bm25")
+    text = " ".join(recommendation_lines(comparison, width=10_000))
+    assert "Use bm25: not worse than the best on ndcg@10 by more than the margin 0.02 in its one set" in text
+    assert "0.1 ms per question against 9.0 ms for convex" in text
 
 
 def test_unknown_noise_chooses_nothing_on_cost() -> None:
     # an LLM-backed method's noise is not measured (NaN): a cost that looks far lower decides nothing
-    comparison = indistinguishable(MS, {"dense": 0.1, "bm25": np.nan, "convex": 0.1})
+    comparison = compare(frame({"s1": close(300, 0.004, 0.02)}, ms={"bm25": 0.1, "convex": 9.0},
+                               noise={"bm25": np.nan, "convex": 0.5}), ["ndcg@10"], SETTINGS)
+    assert comparison.recommendation.sets[0].outcome != NON_INFERIOR
+    assert comparison.recommendation.sets[0].method == "convex"
+
+
+def test_methods_within_the_margin_on_enough_questions_are_equivalent() -> None:
+    comparison = compare(frame({"s1": close(300, 0.002, 0.02)}, ms={"bm25": 1.0, "convex": 1.2},
+                               noise={"bm25": 0.5, "convex": 0.5}), ["ndcg@10"], SETTINGS)
+    r, s = comparison.recommendation, comparison.recommendation.sets[0]
+    assert s.outcome == EQUIVALENT and sorted(s.top_group) == ["bm25", "convex"]
+    low, high = s.against("bm25").interval
+    assert -0.02 < low < high < 0.02
+    assert (r.outcome, sorted(r.equivalent)) == (EQUIVALENT, ["bm25", "convex"])
+    text = " ".join(recommendation_lines(comparison, width=10_000))
+    assert "are equivalent on ndcg@10 within ±0.02 in its one set" in text and "pick on anything else" in text
+    assert r.as_dict()["sets"][0]["versus"][0]["interval"] == [low, high]
+
+
+def test_twenty_questions_with_a_large_consistent_difference_give_a_verdict() -> None:
+    comparison = compare(frame({"mine": close(20, 0.25, 0.03)}), ["ndcg@10"], SETTINGS)
+    r = comparison.recommendation
+    assert (r.outcome, r.method) == (WINNER, "convex") and r.sets[0].outcome == WINNER
+    assert "by more than the margin 0.02" in " ".join(recommendation_lines(comparison, width=10_000))
+
+
+def test_twenty_questions_with_a_small_difference_say_how_many_more_they_need() -> None:
+    """The number is the topic-set-size formula written out here: the fewest questions at which an
+    interval at the set's level clears 0 (better) or the margin (equivalent), at 80% power."""
+    comparison = compare(frame({"mine": close(20, 0.01, 0.08, seed=2)}), ["ndcg@10"], SETTINGS)
     s = comparison.recommendation.sets[0]
-    assert not s.by_cost and s.method == s.best
+    assert s.outcome == UNDECIDED and s.questions == 20
+    v = s.versus[0]
+    diffs = np.array(close(20, 0.01, 0.08, seed=2)["bm25"]) - np.array(close(20, 0.01, 0.08, seed=2)["convex"])
+    assert v.sd == pytest.approx(diffs.std(ddof=1)) and v.difference == pytest.approx(diffs.mean())
+    level = s.interval_level
+    assert level == pytest.approx(0.05)  # two methods: one comparison
+
+    def fewest(distance: float) -> int | None:
+        if distance <= 0:
+            return None
+        for n in range(2, 100_001):
+            width = (stats.t.ppf(1 - level / 2, n - 1) + stats.t.ppf(0.8, n - 1)) * v.sd / np.sqrt(n)
+            if width <= distance:
+                return n
+        return None
+
+    expected = min(n for n in (fewest(-v.difference), fewest(0.02 - abs(v.difference))) if n is not None)
+    assert s.questions_needed == max(expected, MIN_QUESTIONS) > 20
+    text = " ".join(recommendation_lines(comparison, width=10_000))
+    assert f"about {s.questions_needed} questions would decide (20 now)" in text
+
+
+def test_fewer_than_the_floor_decide_nothing() -> None:
+    comparison = compare(frame({"mine": close(MIN_QUESTIONS - 1, 0.4, 0.01)}), ["ndcg@10"], SETTINGS)
+    s = comparison.recommendation.sets[0]
+    assert s.outcome == UNDECIDED and s.versus[0].state == "better"  # the test alone would call it
+    assert f"fewer than {MIN_QUESTIONS} questions decide nothing" in " ".join(recommendation_lines(comparison, 10_000))
 
 
 def test_cheaper_beyond_noise() -> None:
@@ -108,11 +165,12 @@ def test_cheaper_beyond_noise() -> None:
     assert not cheaper_beyond_noise("a", ["a", "b"], ms, {**noise, "a": np.nan})
 
 
-def test_exact_tie_is_no_winner_and_config_order_breaks_cost_ties() -> None:
+def test_exact_tie_is_equivalent_and_config_order_names_the_best() -> None:
     same = ramp(12)
     comparison = compare(frame({"s1": {"dense": same, "convex": same}}), ["ndcg@10"], SETTINGS)
     s = comparison.recommendation.sets[0]
-    assert (s.best, s.outcome, s.top_group, s.method) == ("dense", NO_WINNER, ["dense", "convex"], "dense")
+    assert (s.best, s.outcome, s.top_group, s.method) == ("dense", EQUIVALENT, ["dense", "convex"], "dense")
+    assert s.versus[0].interval == [0.0, 0.0]
 
 
 def test_a_different_winner_per_set_is_no_single_method() -> None:
@@ -133,7 +191,7 @@ def test_winner_in_one_set_tied_in_another() -> None:
                          ["ndcg@10"], SETTINGS)
     r = comparison.recommendation
     assert (r.outcome, r.method) == (WINNER, "convex") and r.wins == {"convex": 1, "dense": 0}
-    assert r.sets[1].outcome == NO_WINNER
+    assert r.sets[1].outcome == UNDECIDED
 
 
 def test_underpowered_set_says_so_with_the_smallest_p() -> None:
@@ -141,7 +199,7 @@ def test_underpowered_set_says_so_with_the_smallest_p() -> None:
     per_set = {"dense": ramp(5), "bm25": ramp(5, -0.1), "convex": ramp(5, 0.1), "rrf": ramp(5, 0.05)}
     comparison = compare(frame({"s1": per_set}), ["ndcg@10"], SETTINGS)
     s = comparison.recommendation.sets[0]
-    assert s.outcome == NO_WINNER and {v.state for v in s.versus} == {"underpowered"}
+    assert s.outcome == UNDECIDED and {v.state for v in s.versus} == {"underpowered"}
     assert all(v.smallest_p_adjusted == pytest.approx(0.375) for v in s.versus)
     text = " ".join(recommendation_lines(comparison, width=10_000))
     assert "underpowered (n = 5: smallest possible p after Holm 0.38)" in text

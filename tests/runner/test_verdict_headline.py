@@ -110,7 +110,7 @@ def test_a_set_too_small_to_judge_is_said_first(tmp_path: Path, capsys: pytest.C
     assert main(["--config", str(config), "--quiet"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("WARNING questions: its questions cannot separate the methods - ") and \
-        "too few questions (4 < 30)" in " ".join(lines[:3])
+        "too few questions (4 < 10)" in " ".join(lines[:3])
     figures = lines.index("Question sets (kept of asked, leak, lexical bias or overlap with gold pages, ceiling):")
     assert re.match(r"questions: 4 questions, leak 0%, overlap with gold pages [01]\.\d\d(, ceiling \w+)?$", lines[figures + 1].strip())
     report = f"Report: {portable_path(only_run(tmp_path) / 'report.html')}"  # a long path: whole, on its own line
