@@ -140,7 +140,7 @@ def judged_headline(run: RunContext, retrieved: Retrieved, compared: Compared,
     unjudged = cannot_judge(comparison.table, primary, figures, unjudged_sets(retrieved.sampled.sets))
     if unjudged and primary is not None:  # the overall rule reads only the sets that can judge
         comparison.recommendation = recommend(comparison.table, comparison.pairwise, primary,
-                                              compared.settings.alpha, unjudged)
+                                              compared.settings.alpha, unjudged, compared.settings.margin)
     warnings = [run.redactor.text(line) for line in headline(answers, unjudged, stages)]
     return warnings, figure_lines(comparison.table, primary, figures)
 
