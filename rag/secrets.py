@@ -4,7 +4,8 @@ API keys are read only from the environment (``api_key_env`` names the variable)
 :class:`Redactor` built by :meth:`Redactor.for_config` knows these secrets (each at least
 :data:`MIN_SECRET_LENGTH` characters, shorter values are not treated as secrets):
 
-1. the value of every variable an ``api_key_env`` field of the config names (at any depth);
+1. the value of every variable an ``api_key_env`` or ``password_env`` field of the config names (at
+   any depth: an endpoint's key, a database's password);
 2. credential-like environment values: the variable's name contains KEY, TOKEN, SECRET, PASSWORD,
    PASSWD or CREDENTIAL, or the value itself looks like an API key (:func:`looks_like_key`);
 3. URL credentials: the user-info of any URL in the config (``http://user:PASS@host``), as written,
@@ -51,6 +52,8 @@ from pydantic import BaseModel
 MIN_SECRET_LENGTH = 8
 REPLACEMENT = "[REDACTED]"
 KEY_VARIABLE_FIELD = "api_key_env"
+#: Every config field that names the environment variable of a secret: an endpoint's key, a database's password.
+SECRET_VARIABLE_FIELDS = (KEY_VARIABLE_FIELD, "password_env")
 ENV_VAR_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -162,7 +165,7 @@ class Redactor:
         tree = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
         secrets = list(credential_env_values(environ))
         for field, value in _string_fields(tree):
-            if field == KEY_VARIABLE_FIELD and environ.get(value):
+            if field in SECRET_VARIABLE_FIELDS and environ.get(value):
                 secrets.append(environ[value])
             secrets.extend(url_credentials(value))
         return cls(secrets)
