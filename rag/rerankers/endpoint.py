@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -34,7 +33,8 @@ from rag.endpoints.clients import auth_headers, http_client
 from rag.endpoints.keys import endpoint_api_key
 from rag.endpoints.preflight import probe
 from rag.endpoints.pool import all_or_nothing
-from rag.endpoints.retry import MAX_MESSAGE_CHARS, Backoff, RequestFailure, classify, retry_logger, retrying
+from rag.endpoints.capped import finite_float, post_json
+from rag.endpoints.retry import Backoff, RequestFailure, retry_logger, retrying
 from rag.endpoints.settings import EndpointSettings
 from rag.errors import BenchError
 from rag.rerankers.base import RERANKERS, Candidate, Reranker, RerankerParams, Scored
@@ -58,14 +58,6 @@ class EndpointRerankerParams(RerankerParams, EndpointSettings):
 
 
 MAX_ITEM_CHARS = 80
-
-
-def finite_float(value: int | float) -> bool:
-    """True when ``value`` is a finite float (a JSON integer of 400 digits is not: it overflows a float)."""
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
 
 
 def parse_results(payload: object, n_documents: int, redactor: Redactor) -> tuple[list[float], int]:
@@ -151,29 +143,9 @@ class EndpointReranker(Reranker):
     async def _attempt(self, client: httpx.AsyncClient, question: str, documents: list[str]) -> tuple[list[float], int]:
         """One request; every failure leaves as a :class:`RequestFailure`."""
         cap = body_cap(documents)
-        try:
-            async with asyncio.timeout(self.params.timeout_s):
-                async with client.stream("POST", self.url, json=self.body(question, documents)) as streamed:
-                    received = bytearray()
-                    async for piece in streamed.aiter_bytes():
-                        received += piece
-                        if len(received) > cap:
-                            raise RequestFailure("response_too_large", f"the /rerank answer exceeds the cap of {cap:,} "
-                                                 f"bytes for {len(documents)} documents (1 MiB + twice the documents' "
-                                                 "bytes)", False)
-                headers = [(name, value) for name, value in streamed.headers.items()  # the body is decoded already
-                           if name.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
-                response = httpx.Response(streamed.status_code, headers=headers, content=bytes(received),
-                                          request=streamed.request)
-            if response.status_code != 200:
-                said = self._redactor.excerpt(" ".join(self._redactor.text(response.text).split()), MAX_MESSAGE_CHARS)
-                raise httpx.HTTPStatusError(f"HTTP {response.status_code}: {said}", request=response.request,
-                                            response=response)
-            payload = response.json()
-        except (asyncio.CancelledError, RequestFailure):
-            raise
-        except Exception as exc:  # noqa: BLE001 - classified into retryable / final failures
-            raise classify(exc, self._redactor) from None
+        payload = await post_json(client, self.url, self.body(question, documents), self.params.timeout_s, cap,
+                                  f"the /rerank answer exceeds the cap of {cap:,} bytes for {len(documents)} documents "
+                                  "(1 MiB + twice the documents' bytes)", self._redactor)
         return parse_results(payload, len(documents), self._redactor)
 
 
