@@ -199,6 +199,7 @@ class PoolDecision:
         # the leader must beat each of the others: Bonferroni over those comparisons
         self.pair_confidence = 1.0 - (1.0 - CONFIDENCE) / max(len(self.methods) - 1, 1)
         self.qids = list(self.pools)
+        self.margin_decided: set[str] = set()  # others the leader's comparison with is settled by the margin
         self.row = {qid: i for i, qid in enumerate(self.qids)}
         self.grades: dict[str, dict[str, int]] = {qid: {} for qid in self.qids}
         self.settled: dict[str, set[str]] = {qid: set() for qid in self.qids}
@@ -296,34 +297,50 @@ class PoolDecision:
         return (num / q_norm).reshape(len(self.qids), -1), (spread / q_norm ** 2).reshape(len(self.qids), -1), \
             mean, var, norm
 
-    def confidence(self) -> dict[tuple[str, str], float]:
-        """Per pair (a, b): P(a beats b on the whole set once every pooled chunk is judged) under
-        the model (module docstring, "Confident"). Only the questions with a judgment are read: each
-        gives its expected difference (its open units at the grade rate), and the
-        questions nobody judged yet are taken as the judged ones' like (a sample of the set: the
-        judged questions' spread over their count, with the finite-population correction), so
-        that no verdict ever rests on the rate prior of questions nobody looked at."""
-        from scipy.stats import t as student
-
+    def distribution(self) -> dict[tuple[str, str], tuple[float, float, int]]:
+        """Per pair (a, b): the model's distribution of mean(a - b) over the set once every pooled chunk
+        is judged (module docstring, "Confident"), as (mean, variance, degrees of freedom) of a Student t.
+        Only the questions with a judgment are read: each gives its expected difference (its open units
+        at the grade rate), and the questions nobody judged yet are taken as the judged ones' like (a
+        sample of the set: the judged questions' spread over their count, with the finite-population
+        correction), so that no verdict ever rests on the rate prior of questions nobody looked at.
+        Empty with fewer judged questions than :data:`MIN_JUDGED_QUESTIONS` (or than the set has)."""
         mu, var, _, _, norm = self._moments()
         _, rate_var = self._rate_moments()
         pairs = len(self.pairs)
         judged = self.judged_questions()
         count, total = int(judged.sum()), len(self.qids)
-        out = {}
-        if count < min(MIN_JUDGED_QUESTIONS, total):
-            return {pair: 0.5 for pair in self.pairs}
+        if count < min(MIN_JUDGED_QUESTIONS, total) or count == 0:
+            return {}
         in_judged = judged[self.e_row // pairs] & self.unit_open[self.e_unit]
         weight = np.where(in_judged, self.e_coef / norm[self.e_row // pairs], 0.0)
         shared = np.bincount(self.e_row % pairs, weights=weight, minlength=pairs)  # per pair: sum of c_u / N_q
+        out = {}
         for j, pair in enumerate(self.pairs):
             d = mu[judged, j]
             sampling = d.var(ddof=1) / count * (1.0 - count / total) if count > 1 else 0.0
             within = var[judged, j].sum() / count ** 2 + (shared[j] / count) ** 2 * rate_var
-            m, v = float(d.mean()), sampling + within
-            out[pair] = float(student.cdf(m / np.sqrt(v), df=max(count - 1, 1))) if v > 0 else (
-                1.0 if m > 0 else 0.0 if m < 0 else 0.5)
+            out[pair] = (float(d.mean()), float(sampling + within), max(count - 1, 1))
         return out
+
+    def confidence(self) -> dict[tuple[str, str], float]:
+        """Per pair (a, b): P(a beats b on the whole set once every pooled chunk is judged) under the
+        model (:meth:`distribution`); 0.5 before enough questions are judged."""
+        model = self.distribution()
+        return {pair: probability_between(model.get(pair), 0.0, math.inf) for pair in self.pairs}
+
+    def sampling_spread(self, a: str, b: str) -> tuple[float, int, int]:
+        """The judged questions' expected differences of (a, b): their variance (ddof 1), the judged
+        count and the set's size (what more judged questions take off the model's variance)."""
+        mu, _, _, _, _ = self._moments()
+        judged = self.judged_questions()
+        d = mu[judged, self._pair_index(a, b)]
+        return (float(d.var(ddof=1)) if len(d) > 1 else math.nan), int(judged.sum()), len(self.qids)
+
+    def fixed_questions(self) -> np.ndarray:
+        """Per question: no grade can change any pair's difference (every method ranks the same units
+        in the same places of its top k), so it counts with difference 0 whatever is judged."""
+        return np.array([all(c == 0.0 for coef in self.coef[q] for c in coef.values()) for q in self.qids], dtype=bool)
 
     def _update(self, qid: str) -> None:
         pool, i = self.pools[qid], self.row[qid]
@@ -372,7 +389,8 @@ class PoolDecision:
         chunk judged, or one that can move no undecided pair."""
         decision = decision or self.decision()
         undecided = [self._pair_index(p.a, p.b) for p in decision.pairs
-                     if not (p.fixed or decision.confidence.get(p.b, 0.0) >= self.pair_confidence)]
+                     if not (p.fixed or decision.confidence.get(p.b, 0.0) >= self.pair_confidence
+                             or p.b in self.margin_decided)]
         if not undecided or not len(self.e_row):
             return np.zeros(len(self.chunk_items))
         mu, within, _, var, norm = self._moments()
@@ -411,6 +429,20 @@ class PoolDecision:
     def open_chunks(self) -> list[tuple[str, str]]:
         """Every open (question, pooled chunk)."""
         return [(qid, c) for qid in self.qids for c in self.pools[qid].chunk_unit if self.is_open(qid, c)]
+
+
+def probability_between(distribution: tuple[float, float, int] | None, low: float, high: float) -> float:
+    """P(low < D < high) for D ~ mean + sqrt(var) * Student t(df) (:meth:`PoolDecision.distribution`); a
+    variance of 0 is a point mass (1 when inside, 0 outside, 0.5 on an end); None (no model yet): 0.5."""
+    from scipy.stats import t as student
+
+    if distribution is None:
+        return 0.5
+    mean, var, df = distribution
+    if var <= 0:
+        return 1.0 if low < mean < high else 0.5 if mean in (low, high) else 0.0
+    scale = math.sqrt(var)
+    return float(student.cdf((high - mean) / scale, df) - student.cdf((low - mean) / scale, df))
 
 
 def depth_pool(lists: Mapping[str, Sequence[str]], k: int) -> list[str]:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rag.cli.common import EXIT_OK, ArgumentParser, add_seed_option
+from rag.cli.common import EXIT_OK, ArgumentParser, add_margin_option, add_seed_option
 from rag.config import MAX_RESAMPLES
 from rag.errors import ConfigError
 from rag.results.comparison import StatisticsSettings
@@ -22,14 +22,15 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--output-dir", type=Path, help="where to write (default: runs/compare/<UTC timestamp>)")
     parser.add_argument("--n-resamples", type=int, default=10000, help=f"1 to {MAX_RESAMPLES:,} (default 10000)")
     add_seed_option(parser, "the bootstrap and test seed (default 0)")
+    add_margin_option(parser, "0.02")
     parser.set_defaults(seed=0)
     args = parser.parse_args(argv)
     if not 0 < args.n_resamples <= MAX_RESAMPLES:
         raise ConfigError("--n-resamples", f"{args.n_resamples}: expected 1 to {MAX_RESAMPLES:,}")
     if args.seed < 0:
         raise ConfigError("--seed", f"{args.seed}: expected a non-negative integer")
-    comparison, n_shared, warnings = compare_runs(args.runs, StatisticsSettings(n_resamples=args.n_resamples,
-                                                                                seed=args.seed))
+    comparison, n_shared, warnings = compare_runs(args.runs, StatisticsSettings(
+        n_resamples=args.n_resamples, seed=args.seed, **({"margin": args.margin} if args.margin is not None else {})))
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     output = args.output_dir or Path("runs") / "compare" / stamp
     write_comparison(comparison, output, "as in the runs", "as in the runs")

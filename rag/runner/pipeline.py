@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from rag.config import RunConfig, config_record, portable_path
 from rag.io_utils import sha256_file
 from rag.judging.apply import apply_judgments
+from rag.judging.pool import POOL_FILE, read_pool
 from rag.data import load_dataset
 from rag.generation import build_generator
 from rag.endpoints.keys import check_endpoint_keys
@@ -51,8 +52,10 @@ def run_benchmark(
         question_sets = select_question_sets(dataset, config.question_sets, config.limit)
         judged = None
         if options.judgments is not None:
+            fixed = read_pool(options.pool).fixed_questions() \
+                if options.pool is not None and (options.pool / POOL_FILE).is_file() else frozenset()
             judged = apply_judgments(options.judgments, question_sets, {d.url for d in dataset.documents},
-                                     options.trust_llm, options.judges)
+                                     options.trust_llm, options.judges, fixed)
             question_sets = judged.question_sets
     if config.generation is not None and (warning := answer_power_warning(
             {name: len(ids) for name, ids in answered_questions(config, question_sets).items()},

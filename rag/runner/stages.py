@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+
+import pandas as pd
 
 from evaluation import ANSWER_METRICS
 from rag.chunking import cached_chunks
 from rag.config import RunConfig, bounded_by_chunks, bounded_settings
-from rag.judging.apply import with_page_chunks
+from rag.judging.apply import JUDGED, with_page_chunks
 from rag.generation.config import LocalGeneratorConfig
 from rag.generation.judge import agreement, agreement_line, judge_generator_config, judge_per_query
 from rag.generation.sizing import size_generator
@@ -36,6 +39,7 @@ from rag.runner.scoring import RetrievalScorer, count_ties_crossing
 from rag.runner.retrieval import CachedRanking, RetrievalStage
 from rag.runner.state import Chunked, Compared, Evaluated, Generated, Retrieved, RunContext, RunResult
 from rag.runner.statistics_cache import cached_comparison
+from rag.types import Question
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +158,21 @@ def generate_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved) -> G
     return Generated(contexts, closed_book, generations, asked, facts, generator_facts)
 
 
+def judged_nothing_relevant(per_query: pd.DataFrame, sets: Mapping[str, Sequence[Question]], columns: Sequence[str],
+                            methods: Sequence[str]) -> pd.DataFrame:
+    """``per_query`` with every undefined retrieval metric of a judged question (:data:`JUDGED`: its
+    gold from judgments, nothing relevant found) set to 0 for the retrieval methods (rag.judging.apply)."""
+    judged = {(name, q.qid) for name, questions in sets.items() for q in questions if q.metadata.get(JUDGED)}
+    if not judged:
+        return per_query
+    rows = pd.Series([(s, q) in judged for s, q in zip(per_query[schema.QUESTION_SET], per_query[schema.QID])],
+                     index=per_query.index) & per_query[schema.METHOD].isin(list(methods))
+    filled = per_query.copy()
+    present = [c for c in columns if c in filled]
+    filled.loc[rows, present] = filled.loc[rows, present].fillna(0.0)
+    return filled
+
+
 def evaluate_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved, generated: Generated) -> Evaluated:
     """The per-query table (:mod:`rag.runner.rows`), its answer-in-context columns, and the lists in
     which a tie crosses a metric cut-off."""
@@ -169,6 +188,7 @@ def evaluate_stage(run: RunContext, chunked: Chunked, retrieved: Retrieved, gene
         per_query = answer_in_context_columns(per_query, generated.contexts, sets, chunked.chunk_text, ks,
                                               config.evaluation.answer_normalization, generated.closed_book)
         per_query[schema.RETRIEVAL_MS_NOISE] = per_query[schema.METHOD].map(retrieved.cost_noise).astype(float)
+        per_query = judged_nothing_relevant(per_query, sets, scorer.columns(), retrieved.methods)
         tied = count_ties_crossing(retrieved.rankings, [k for k in scorer.cutoffs() if k is not None])
     run.manifest.update(lists_with_tie_crossing_cutoff=tied)
     return Evaluated(per_query, scorer, ks, tied)

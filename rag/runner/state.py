@@ -41,6 +41,7 @@ class RunOptions:
     judgments: Path | None = None  # score against these judgments (rag.judging.apply), not the sets' gold
     trust_llm: bool = False  # an LLM judge's grades count (where no person graded)
     judges: tuple[str, ...] | None = None  # only these judges' grades count
+    pool: Path | None = None  # the judged run's directory: its pool says which ungraded questions no grade can change
 
 
 @dataclass
