@@ -13,6 +13,7 @@ import select
 import sys
 from collections.abc import Callable
 from importlib import metadata
+from pathlib import Path
 
 from rag.errors import ConfigError
 from rag.terminal import fit
@@ -43,6 +44,35 @@ def add_hidden_alias(parser: argparse.ArgumentParser | argparse._ArgumentGroup, 
     parser.add_argument(old, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
 
 
+def bounded_int(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: an integer from ``low`` to ``high`` (no upper bound when None), so that
+    ``--limit 0`` or ``--port 99999`` is one line and exit 2, not a silent default or a traceback."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{value}: expected {low}-{high}" if high is not None
+                                             else f"{value}: expected at least {low}")
+        return value
+
+    parse.__name__ = "integer"  # argparse names the type in its message
+    return parse
+
+
+def judge_names(text: str, option: str = "--judges") -> tuple[str, ...]:
+    """The comma-separated judge names of ``option``, each a name the grade file allows
+    (:func:`rag.judging.store.judge_name_problem`)."""
+    from rag.judging.store import judge_name_problem
+
+    names = tuple(name.strip() for name in text.split(","))
+    for name in names:
+        if problem := judge_name_problem(name):
+            raise ConfigError(option, f"{text!r}: {problem}")
+    return names
+
+
 def add_seed_option(parser: argparse.ArgumentParser, what: str = "overrides the config's seed") -> None:
     """``--seed S``: the same name in every subcommand that has a seed."""
     parser.add_argument("--seed", type=int, metavar="S", help=f"a non-negative integer; {what}")
@@ -57,6 +87,31 @@ def add_selection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value, e.g. --set top_k=20 (value parsed as YAML); repeatable")
     parser.add_argument("--quiet", action="store_true", help="no progress bars (off a terminal they are plain lines)")
+
+
+def add_judgment_options(parser: argparse.ArgumentParser) -> None:
+    """``--judgments FILE`` (score against a grade file instead of the sets' gold, as ``rescore``
+    does), ``--trust-llm`` and ``--judges a,b``: see docs/judging.md."""
+    group = parser.add_argument_group("grades as gold (docs/judging.md)")
+    group.add_argument("--judgments", type=Path, metavar="FILE",
+                       help="score against this grade file (judgments.jsonl) instead of the sets' gold, as rescore does")
+    group.add_argument("--trust-llm", action="store_true",
+                       help="with --judgments: an LLM judge's grades count (where no person graded the passage)")
+    group.add_argument("--judges", help="with --judgments: comma-separated judge names; only their grades count")
+
+
+def judgment_options(args: argparse.Namespace) -> dict:
+    """The :class:`rag.runner.state.RunOptions` fields of :func:`add_judgment_options`; ``--trust-llm``
+    or ``--judges`` without ``--judgments``, a missing file or a judge name the grade file cannot
+    hold is a :class:`ConfigError`."""
+    if args.judgments is None:
+        if args.trust_llm or args.judges is not None:
+            raise ConfigError("--trust-llm" if args.trust_llm else "--judges", "goes with --judgments FILE")
+        return {}
+    if not args.judgments.is_file():
+        raise ConfigError("--judgments", f"{args.judgments}: file not found")
+    return {"judgments": args.judgments.resolve(), "trust_llm": args.trust_llm,
+            "judges": judge_names(args.judges) if args.judges is not None else None}
 
 
 def overrides_from_args(args: argparse.Namespace) -> list[str]:

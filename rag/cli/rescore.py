@@ -70,6 +70,11 @@ def main(argv: Sequence[str], use_redactor) -> int:
     if args.quiet:
         os.environ[PROGRESS_ENV] = "off"
     config = plan_config(args.run_dir)
+    from rag.cli.common import judge_names
+    from rag.judging.apply import check_inputs
+
+    check_inputs(args.run_dir, args.judgments or args.run_dir / "judgments.jsonl",
+                 judge_names(args.judges) if args.judges else None)  # before any work: a bad input writes nothing
     redactor = use_redactor(Redactor.for_config(config))
     judgments = args.judgments or args.run_dir / "judgments.jsonl"
     if not judgments.is_file():

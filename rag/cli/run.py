@@ -15,7 +15,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from rag.cli.common import EXIT_ANSWERS_FAILED, EXIT_OK, ArgumentParser, add_selection_options, overrides_from_args
+from rag.cli.common import (
+    EXIT_ANSWERS_FAILED, EXIT_OK, ArgumentParser, add_judgment_options, add_selection_options, judgment_options,
+    overrides_from_args,
+)
 from rag.errors import ConfigError
 from rag.progress import PROGRESS_ENV
 from rag.secrets import Redactor
@@ -52,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "questions.tsv with its chunk ids or page URLs (docs/your-retriever.md); repeatable")
     parser.add_argument("--strict", action="store_true",
                         help="a files data set: an unreadable file is an error instead of skipped (dataset.strict)")
+    add_judgment_options(parser)
     return parser
 
 
@@ -59,6 +63,7 @@ def main(argv: Sequence[str], use_redactor) -> int:
     """Run the benchmark; ``use_redactor`` (from :func:`rag.cli.main`) installs the run's redactor for
     every line printed from here on, the failure line included."""
     args = build_parser().parse_args(argv)
+    judged = judgment_options(args)  # checked before any work
     if args.quiet:
         os.environ[PROGRESS_ENV] = "off"  # every bar of ours, and the libraries' (rag.progress); rag.cli restores it
     config = _config(args)
@@ -78,7 +83,7 @@ def main(argv: Sequence[str], use_redactor) -> int:
 
     options = RunOptions(output_dir=args.output_dir.resolve() if args.output_dir else None,
                          resume=args.resume, skip_invalid=args.skip_invalid, progress=not args.quiet,
-                         earlier_stages=earlier)
+                         earlier_stages=earlier, **judged)
     result = run_benchmark(config, options)
     print(fit(redactor.text(summary_text(result, verbose=args.verbose))))
     return EXIT_ANSWERS_FAILED if result.answers.experiment_failed else EXIT_OK

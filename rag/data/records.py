@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationErro
 from pydantic_core import PydanticCustomError
 
 from rag.errors import DataError
-from rag.io_utils import atomic_write_bytes
+from rag.io_utils import atomic_write_bytes, parse_json
 from rag.types import Document, Question
 
 INVALID_JSON = "invalid_json"
@@ -87,7 +87,8 @@ def open_binary(path: Path) -> io.BufferedIOBase:
 
 
 def iter_text_lines(path: Path, problems: ProblemLog) -> Iterator[tuple[int, str]]:
-    """``(line number, decoded line)`` for each non-blank line; undecodable lines are problems."""
+    """``(line number, decoded line)`` for each non-blank line, a byte-order mark before the first
+    removed; undecodable lines are problems."""
     with open_binary(path) as handle:
         try:
             for number, raw in enumerate(handle, start=1):
@@ -96,6 +97,8 @@ def iter_text_lines(path: Path, problems: ProblemLog) -> Iterator[tuple[int, str
                 except UnicodeDecodeError as exc:
                     problems.report(path, number, NON_UTF8, f"not valid UTF-8 (byte {exc.start}): {exc.reason}")
                     continue
+                if number == 1:
+                    line = line.removeprefix("\ufeff")  # a byte-order mark (Notepad's UTF-8) is no text
                 if line.strip():
                     yield number, line
         except (OSError, EOFError) as exc:  # corrupt gzip stream
@@ -106,8 +109,8 @@ def iter_json_objects(path: Path, problems: ProblemLog) -> Iterator[tuple[int, d
     """``(line number, object)`` for each JSON-object line of a JSONL file."""
     for number, line in iter_text_lines(path, problems):
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
+            value = parse_json(line)
+        except json.JSONDecodeError as exc:  # nested too deeply included
             problems.report(path, number, INVALID_JSON, f"invalid JSON: {exc.msg.removesuffix(' at')} at column {exc.colno}")
             continue
         if not isinstance(value, dict):

@@ -17,6 +17,9 @@ from pathlib import Path
 from rag.data.records import is_unjudged
 from rag.errors import DataError
 from rag.judging.combine import combine, counted, judges_of
+from rag.io_utils import parse_json
+from rag.judging.lines import LineRules
+from rag.judging.pool import POOL_FILE, read_pool
 from rag.judging.store import read_judgments
 from rag.types import Chunk, Question
 
@@ -41,17 +44,12 @@ class JudgedSets:
 
 def apply_judgments(path: Path, question_sets: Mapping[str, Sequence[Question]], known_urls: Collection[str],
                     trust_llm: bool = False, judges: Sequence[str] | None = None) -> JudgedSets:
-    """``question_sets`` with the judgments of ``path`` as their gold (module docstring); an unknown
-    question set, question or page is one :class:`DataError` naming the file and line."""
+    """``question_sets`` with the judgments of ``path`` as their gold (module docstring); a line the
+    grade file's rules refuse (:mod:`rag.judging.lines`: an unknown question, a page not in the corpus)
+    is one :class:`DataError` naming the file and line."""
     read = read_judgments(path)
-    by_id = {(name, q.qid): q for name, qs in question_sets.items() for q in qs}
-    for number, j in zip(read.numbers, read.judgments):
-        question = by_id.get((j.question_set, j.question_id))
-        if question is None:
-            raise DataError(path, f"question {j.question_set}/{j.question_id} is not a question of this run "
-                                  f"(sets: {', '.join(question_sets)})", number)
-        if j.url is not None and j.url not in known_urls:
-            raise DataError(path, f"url {j.url!r} is not a page of this corpus", number)
+    rules = LineRules({(name, q.qid): q.text for name, qs in question_sets.items() for q in qs}, known_urls)
+    rules.check(path, read)
     lines = counted(read.judgments, trust_llm, judges)
     if judges is not None:
         missing = [name for name in judges if name not in judges_of(read.judgments)]
@@ -81,7 +79,34 @@ def apply_judgments(path: Path, question_sets: Mapping[str, Sequence[Question]],
             judged_sets[name] = kept
     if not judged_sets:
         raise DataError(path, "no question of this run has a grade yet: judge some first (rag-bench judge RUN_DIR)")
-    return JudgedSets(judged_sets, len(lines), judges_of(lines), left_out, cant_tell, read.rejudged)
+    counted_judges = judges_of(lines)
+    return JudgedSets(judged_sets, len(lines), counted_judges, left_out, cant_tell,
+                      sum(read.rejudged_by[name] for name in counted_judges))
+
+
+def check_inputs(run_dir: Path, path: Path, judges: Sequence[str] | None) -> None:
+    """What a verdict from judgments reads besides the plan, checked before any work (so a bad one
+    leaves nothing written): the run's manifest (a JSON object), the grade file (every line by the
+    grade file's rules, against the run's pool where it has one; a labelled set's lines once its
+    questions are loaded, :func:`apply_judgments`) and the judges ``judges`` names."""
+    manifest_path = run_dir / "manifest.json"
+    try:
+        manifest = parse_json(manifest_path.read_bytes())
+    except FileNotFoundError:
+        raise DataError(manifest_path, "missing: not a finished run directory") from None
+    except ValueError as exc:
+        raise DataError(manifest_path, f"not valid JSON: {exc}") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("chunks", {}), dict):
+        raise DataError(manifest_path, "not a run's manifest (expected a JSON object with a 'chunks' object)")
+    if not path.is_file():
+        raise DataError(path, f"no grades yet: judge the pool first (rag-bench judge {run_dir})")
+    read = read_judgments(path)
+    if (run_dir / POOL_FILE).is_file():
+        LineRules.of_pool(read_pool(run_dir)).check(path, read, own_questions_only=True)
+    present = judges_of(read.judgments)
+    missing = [name for name in judges or () if name not in present]
+    if missing:
+        raise DataError(path, f"no judgment by {missing[0]!r} (judges: {', '.join(present)})")
 
 
 def with_page_chunks(question_sets: Mapping[str, Sequence[Question]], chunks: Sequence[Chunk],

@@ -36,7 +36,7 @@ from rag.generation import GenerationRequest, build_generator
 from rag.generation.config import LocalGeneratorConfig, OpenAIGeneratorConfig, parse_generator_config
 from rag.judging.combine import judges_of
 from rag.judging.pool import Pool, read_pool
-from rag.judging.store import JUDGMENTS_FILE, Judgment, JudgmentLog, now, read_judgments
+from rag.judging.store import JUDGMENTS_FILE, Judgment, JudgmentLog, judge_name_problem, now, read_judgments
 
 UMBRELA_PROMPT = (
     "Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the following meanings:\n"
@@ -106,7 +106,7 @@ def mtc_items(pool: Pool, limit: int | None) -> list[tuple[str, str, str]]:
         weights = dict(zip(decision.chunk_items, decision.chunk_weights()))  # computed once, not per chunk
         ranked = sorted(((weights[item], order.key[item], *item) for item in order.sequence), reverse=True)
         items += [(name, q, c) for _, _, q, c in ranked]
-    return items[:limit] if limit else items
+    return items[:limit] if limit is not None else items
 
 
 def method_order_tau(pool: Pool, a: dict, b: dict) -> float | None:
@@ -137,6 +137,8 @@ def judge_with_llm(run_dir: Path, base_url: str | None = None, model: str | None
     pool = read_pool(run_dir)
     config = generator_config(run_dir, base_url, model, api_key_env)
     judge = f"llm:{config.model}"
+    if problem := judge_name_problem(judge):
+        raise ConfigError("--model", f"{problem}: the LLM judge is named after its model")
     items = mtc_items(pool, limit)
     yield f"LLM judge {judge}: grading {len(items)} passages twice with UMBRELA's prompt"
     with build_generator(config, run_dir / "llm-judge-cache") as generator:

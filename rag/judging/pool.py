@@ -3,7 +3,9 @@
 For every question set to judge (every set without gold, and every set of a folder of files), each
 question's text and every retrieval method's top-k chunk ids (k = the run's ``top_k``: what a
 generator sees), and the text, page and section of every pooled chunk, so that judging needs the
-run directory alone (not the documents, the config or the caches). The pool of a question is the
+run directory alone (not the documents, the config or the caches); and every page of the corpus
+(``pages``), which a page graded as a whole may name (:mod:`rag.judging.lines`; a pool without the
+list, of an earlier run, allows its pooled pages). The pool of a question is the
 union of the methods' top-k, shown to a judge *blind*: in a seeded order that follows no method
 (:meth:`Pool.blind_order`), with no method, rank or score.
 """
@@ -11,7 +13,6 @@ union of the methods' top-k, shown to a judge *blind*: in a seeded order that fo
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from pathlib import Path
 from evaluation.metrics import parse_metric
 from evaluation.mtc import MAX_GRADE, JudgingOrder, PoolDecision, QuestionPool
 from rag.errors import DataError
-from rag.io_utils import atomic_write_json
+from rag.io_utils import atomic_write_json, parse_json
 
 POOL_FILE = "pool.json"
 POOL_FORMAT = 1
@@ -56,6 +57,7 @@ class Pool:
     methods: list[str]
     questions: dict[tuple[str, str], PoolQuestion]
     chunks: dict[str, PoolChunk]
+    pages: frozenset[str] = frozenset()  # every page of the corpus (module docstring)
 
     @property
     def level(self) -> str:
@@ -103,10 +105,11 @@ class Pool:
 
 
 def write_pool(path: Path, top_k: int, primary: str, seed: int, methods: Sequence[str],
-               questions: Sequence[PoolQuestion], chunks: Mapping[str, PoolChunk]) -> Path:
+               questions: Sequence[PoolQuestion], chunks: Mapping[str, PoolChunk], pages: Sequence[str] = ()) -> Path:
     pooled = dict.fromkeys(c for q in questions for c in q.pooled())
     record = {
         "format": POOL_FORMAT, "top_k": top_k, "primary": primary, "seed": seed, "methods": list(methods),
+        "pages": sorted({*pages, *(chunks[c].url for c in pooled)}),
         "questions": [{"question_set": q.question_set, "id": q.qid, "question": q.text, "lists": q.lists}
                       for q in questions],
         "chunks": {c: {"url": chunks[c].url, "section": chunks[c].section, "text": chunks[c].text} for c in pooled},
@@ -124,8 +127,8 @@ def read_pool(run_dir: Path) -> Pool:
         raise DataError(path, "missing: this run directory holds no pool to judge (a run of this version writes one "
                               "for every question set without gold, and for every set of --docs runs)")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = parse_json(path.read_bytes())
+    except ValueError as exc:  # not UTF-8, not JSON, nested too deeply
         raise DataError(path, f"not valid JSON: {exc}") from None
     if not isinstance(raw, dict) or raw.get("format") != POOL_FORMAT:
         found = raw.get("format") if isinstance(raw, dict) else None
@@ -140,6 +143,10 @@ def read_pool(run_dir: Path) -> Pool:
             if missing:
                 raise DataError(path, f"question {question.qid!r} pools chunk {missing[0]!r}, which the file does not hold")
             questions[(question.question_set, question.qid)] = question
-        return Pool(int(raw["top_k"]), str(raw["primary"]), int(raw["seed"]), list(raw["methods"]), questions, chunks)
+        methods = raw["methods"]
+        if not isinstance(methods, list) or not methods or not all(isinstance(m, str) and m for m in methods):
+            raise DataError(path, f"methods: expected a non-empty list of method names, got {methods!r}")
+        pages = frozenset(raw.get("pages") or ()) | {c.url for c in chunks.values()}
+        return Pool(int(raw["top_k"]), str(raw["primary"]), int(raw["seed"]), methods, questions, chunks, pages)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise DataError(path, f"malformed pool ({type(exc).__name__}: {exc})") from None

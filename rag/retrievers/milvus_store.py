@@ -34,7 +34,7 @@ import numpy as np
 from rag.errors import BenchError
 from rag.progress import progress as progress_bar
 from rag.retrievers.keyed_collections import KeyedCollections
-from rag.retrievers.vector_store import SERVER_SCHEMES, MilvusStoreConfig  # noqa: F401  (re-exported)
+from rag.retrievers.milvus_config import SERVER_SCHEMES, MilvusStoreConfig  # noqa: F401  (re-exported)
 
 COMPLETE_KEY, ROWS_KEY = "rag_complete", "rag_rows"
 

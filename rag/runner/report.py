@@ -84,7 +84,8 @@ def write_judging_pool(run: RunContext, chunked: Chunked, retrieved: Retrieved, 
                  for name in chosen for q in sets[name]]
     pooled = {c: PoolChunk(c, by_id[c].url, by_id[c].section, by_id[c].text) for q in questions for c in q.pooled()}
     primary = primary or config.evaluation.primary or f"ndcg@{config.top_k}"
-    write_pool(run.run_dir.path / POOL_FILE, config.top_k, primary, config.seed, retrieved.methods, questions, pooled)
+    write_pool(run.run_dir.path / POOL_FILE, config.top_k, primary, config.seed, retrieved.methods, questions, pooled,
+               [d.url for d in run.dataset.documents])
     return {"unjudged_sets": unjudged, "pool": POOL_FILE, "pooled_sets": chosen,
             "pooled_chunks": sum(len(q.pooled()) for q in questions)}
 

@@ -12,7 +12,8 @@ recomputed; a blank ``accept`` counts as unreviewed and is left out. The provena
 and the lexical bias of the accepted questions.
 
 Cells that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a
-carriage return) are written with a leading ``'``, which reading removes again; the file's lines end in
+carriage return), and cells starting with ``'`` itself, are written with a leading ``'``, which reading
+removes again (:func:`rag.io_utils.spreadsheet_cell`); the file's lines end in
 CRLF, so a cell holding a line break (CR, LF or both) is quoted and reads back unchanged.
 
 The ``metadata`` cell (JSON, carried into each accepted record) never overrides a reviewed column: a key
@@ -37,13 +38,12 @@ from rag.data.questions.filters import lexical_bias, lexical_overlap
 from rag.data.questions.provenance import PROVENANCE_SUFFIX, read_provenance, sibling
 from rag.data.records import write_jsonl
 from rag.errors import DataError
-from rag.io_utils import atomic_write_json, atomic_write_text
+from rag.io_utils import atomic_write_json, atomic_write_text, parse_json, spreadsheet_cell, spreadsheet_value
 from rag.types import Question
 
 COLUMNS = ("id", "accept", "question", "answer", "gold_url", "type", "lexical_overlap", "chunk_id", "chunk_text",
            "metadata")
 YES, NO = frozenset({"yes", "y", "1", "true", "x"}), frozenset({"no", "n", "0", "false"})
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 MAX_CELL = 131_072  # characters in one cell (the csv module's default field limit)
 RECORD_KEYS = frozenset({*COLUMNS, "gold_urls", "answers", "review", "relevance"})  # metadata never sets these
 _PAGE = jinja2.Environment(autoescape=True).from_string("""<!DOCTYPE html>
@@ -77,14 +77,6 @@ there if needed), then: <code>rag-bench questions --apply-review {{ csv_name }} 
 """)
 
 
-def _cell(value: str) -> str:
-    return f"'{value}" if value.startswith(_FORMULA_START) else value
-
-
-def _uncell(value: str) -> str:
-    return value[1:] if value.startswith("'") and value[1:].startswith(_FORMULA_START) else value
-
-
 def review_rows(questions: Sequence[Question], chunk_text: Mapping[str, str]) -> list[dict[str, str]]:
     """One review row per question (``accept`` blank)."""
     rows = []
@@ -106,7 +98,7 @@ def write_review(question_file: Path, questions: Sequence[Question], chunk_text:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\r\n")  # CRLF: a lone CR is quoted
     writer.writeheader()
-    writer.writerows({key: _cell(value) for key, value in row.items()} for row in rows)
+    writer.writerows({key: spreadsheet_cell(value) for key, value in row.items()} for row in rows)
     csv_path, html_path = sibling(question_file, ".review.csv"), sibling(question_file, ".review.html")
     atomic_write_text(csv_path, buffer.getvalue())
     atomic_write_text(html_path, _PAGE.render(title=f"Review: {question_file.name}", csv_name=csv_path.name,
@@ -132,11 +124,9 @@ def _metadata(value: str, path: Path, row: int) -> dict[str, Any]:
     if not value.strip():
         return {}
     try:
-        metadata = json.loads(value)
-    except ValueError as exc:  # JSONDecodeError, and the int parser's digit limit
+        metadata = parse_json(value)
+    except ValueError as exc:  # JSONDecodeError (nested too deeply included), and the int parser's digit limit
         raise _cell_error(path, row, "metadata", f"not valid JSON ({str(exc).splitlines()[0]})") from None
-    except RecursionError:
-        raise _cell_error(path, row, "metadata", "not valid JSON (nested too deeply)") from None
     if not isinstance(metadata, dict):
         raise _cell_error(path, row, "metadata", f"expected a JSON object, got {type(metadata).__name__}")
     return {key: item for key, item in metadata.items() if key not in RECORD_KEYS}
@@ -173,7 +163,7 @@ def _read_rows(csv_path: Path) -> tuple[list[str], list[dict[str, str]]]:
         for column, value in row.items():
             if len(value) > MAX_CELL:
                 raise _cell_error(csv_path, number, column, f"{len(value):,} characters; at most {MAX_CELL:,}")
-    return fieldnames, [{key: _uncell(value) for key, value in row.items()} for row in rows]
+    return fieldnames, [{key: spreadsheet_value(value) for key, value in row.items()} for row in rows]
 
 
 def apply_review(csv_path: Path, out: Path) -> dict[str, Any]:
