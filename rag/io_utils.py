@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from evaluation.files import atomic_write_bytes, atomic_write_text, naming_path
 
 __all__ = ["MAX_JSON_DEPTH", "atomic_write_bytes", "atomic_write_json", "atomic_write_text", "naming_path", "name_text",
-           "parse_json", "sha256_bytes", "sha256_file", "sha256_strings", "sha256_text", "spreadsheet_cell",
+           "is_standard_output", "parse_json", "sha256_bytes", "sha256_file", "sha256_strings", "sha256_text", "spreadsheet_cell",
            "spreadsheet_value", "write_output"]
 
 MAX_JSON_DEPTH = 64  # arrays and objects inside each other; no file or request of ours needs more than a few
@@ -99,25 +100,41 @@ def _nesting(value: Any) -> int:
 def write_output(path: str | Path, data: bytes) -> Path:
     """Write a file the user named as an output: a regular file or a new path atomically
     (:func:`atomic_write_bytes`; through a symbolic link, at the file it points to, so the link stays a
-    link); a character device or a FIFO (``/dev/stdout``, ``/dev/null``, a named pipe) in place, never
-    replaced by a regular file; anything else (a directory, a socket) is refused with ``IsADirectoryError``
-    or ``OSError`` naming it. ``/dev/full`` gives ``ENOSPC``, which the CLI reports as a disk error (74)."""
+    link); a character device, a FIFO, or anything under ``/dev`` or ``/proc`` (``/dev/stdout``, which
+    may lead to a terminal, a pipe or the file a shell redirected to) in place, never replaced by a new
+    file; anything else (a directory, a socket) is refused with an ``OSError`` naming it.
+    ``/dev/full`` gives ``ENOSPC``, which the CLI reports as a disk error (74)."""
     path = Path(path)
-    target = path.resolve() if path.is_symlink() else path
     try:
-        mode = target.stat().st_mode
+        mode = path.stat().st_mode  # through links
     except FileNotFoundError:
-        return atomic_write_bytes(target, data)
-    if stat.S_ISREG(mode):
-        return atomic_write_bytes(target, data)
-    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
-        with naming_path(path), open(target, "wb") as handle:
+        mode = None
+    if mode is not None and is_standard_output(path):  # opened again, a file redirected to would be overwritten
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return path
+    if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or path.absolute().parts[1:2] in (("dev",),
+                                                                                                          ("proc",))):
+        with naming_path(path), open(path, "wb") as handle:
             handle.write(data)
             handle.flush()
         return path
+    if mode is None or stat.S_ISREG(mode):
+        return atomic_write_bytes(path.resolve() if path.is_symlink() else path, data)
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(21, "a directory, not a file", str(path))
     raise OSError(22, "not a regular file, a device or a pipe", str(path))
+
+
+def is_standard_output(path: str | Path) -> bool:
+    """Whether ``path`` (``/dev/stdout``, ``/dev/fd/1``, the file a shell redirected to) is this
+    process's standard output, so that what is written there, and what is printed, share one stream."""
+    try:
+        here, there = os.stat(path), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no such file, or no file descriptor (captured output)
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def spreadsheet_cell(value: str) -> str:

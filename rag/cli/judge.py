@@ -26,6 +26,7 @@ from pathlib import Path
 
 from rag.cli.common import EXIT_OK, ArgumentParser, bounded_int
 from rag.errors import ConfigError
+from rag.io_utils import is_standard_output
 from rag.judging.store import judge_name_problem
 
 #: option (its dest) -> the modes it belongs to; ``serve`` is the page
@@ -89,7 +90,8 @@ def main(argv: Sequence[str]) -> int:
         if args.out is None:
             raise ConfigError("--out", "required with --export: the file to write")
         count = export_grades(args.run_dir, args.export, args.out, args.trust_llm)
-        print(f"wrote {count} grades to {args.out} ({args.export})")
+        print(f"wrote {count} grades to {args.out} ({args.export})",  # not into the grades on standard output
+              file=sys.stderr if is_standard_output(args.out) else sys.stdout)
         return EXIT_OK
     if mode == "import":
         from rag.judging.exchange import import_grades

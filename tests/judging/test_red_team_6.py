@@ -11,6 +11,8 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -265,6 +267,19 @@ def test_export_through_a_link_or_into_a_pipe_or_device_never_replaces_it(tmp_pa
     if stat.S_ISCHR(os.stat("/dev/full").st_mode):  # the real one, now that a copy held
         assert main(["judge", str(run_dir), "--export", "qrels", "--out", "/dev/full"]) == 74
         assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_export_to_standard_output_writes_the_grades_there_and_the_summary_apart(tmp_path: Path) -> None:
+    """``--out /dev/fd/1`` (as ``/dev/stdout``) into a pipe and into a file a shell redirected to: the
+    grades alone on standard output, never a new file in place of the descriptor."""
+    run_dir = tiny_run(tmp_path / "run")
+    (run_dir / JUDGMENTS_FILE).write_text(line(grade=3))
+    argv = [sys.executable, "-m", "rag.cli", "judge", str(run_dir), "--export", "qrels", "--out", "/dev/fd/1"]
+    piped = subprocess.run(argv, capture_output=True, timeout=120)
+    assert (piped.returncode, piped.stdout) == (0, b"mine/q1 0 c1 3\n") and b"wrote 1 grades" in piped.stderr
+    with open(tmp_path / "redirected.txt", "wb") as handle:
+        assert subprocess.run(argv, stdout=handle, stderr=subprocess.DEVNULL, timeout=120).returncode == 0
+    assert (tmp_path / "redirected.txt").read_bytes() == b"mine/q1 0 c1 3\n"
 
 
 def first_two(run_dir: Path) -> tuple[str, str, list[str]]:
