@@ -72,7 +72,7 @@ def run_benchmark(
         manifest = Manifest(
             run_dir.path, redactor, config=plan["config"], seed=config.seed, resumed=run_dir.resumed,
             options={"skip_invalid": options.skip_invalid, "resume": options.resume},
-            retrievers_resolved={spec.name: spec.params.model_dump(mode="json") for spec in config.retrievers},
+            retrievers_resolved={spec.name: config_record(spec.params) for spec in config.retrievers},  # paths portable
             data=data_summary(dataset, question_sets),
         )
         if judged is not None:
