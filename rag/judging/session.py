@@ -9,7 +9,8 @@ the page says "decided" when that verdict is a winner, a non-inferior cheaper me
 and the confidence model says the rest of the pool keeps it so (the winner: the leader stays ahead; an
 equivalence: every difference stays inside ±margin; non-inferiority: the chosen method's difference stays
 above -margin; each at the model's Bonferroni level, or for certain by the bounds), or when the verdict is
-undecided and no grade left in this pool can move it (then it says how many questions would decide). It
+undecided and no grade left in this pool can move it, or the model finds that even the whole pool
+judged has too few questions for the margin (then it says how many questions would decide). It
 estimates the grades left from the model (:meth:`JudgingSession.grades_left`) and the time at this
 judge's own pace (the median gap between their grades, gaps over :data:`IDLE_SECONDS` left out).
 
@@ -257,14 +258,16 @@ class JudgingSession:
             return settled == set(top)
         if verdict.outcome == NON_INFERIOR:
             return self._holds(state, verdict, verdict.method, -delta, math.inf)
-        return not decision.open_chunks() or not decision.chunk_weights().any()
+        return not decision.open_chunks() or not decision.chunk_weights().any() or \
+            self.grades_left(state, verdict) == math.inf
 
-    def grades_left(self, state: SetState, verdict: SetRecommendation | None) -> int | None:
+    def grades_left(self, state: SetState, verdict: SetRecommendation | None) -> float | None:
         """About how many more grades until decided, from the model: for each undecided comparison of
         the best, how many judged questions bring its variance down to where it clears the nearest
         bound it can reach (0 for better, ±margin for equivalent and non-inferior) at the model's level,
         times this judge's grades per judged question so far. None: not estimable yet (fewer judged
-        questions than the model needs) or this pool cannot get there."""
+        questions than the model needs); inf: even the whole pool judged cannot get there (the set
+        has too few questions for the margin: the page says so, and how many questions would)."""
         decision, delta = state.decision, self.settings.margin
         judged = int(decision.judged_questions().sum())
         if verdict is None or judged == 0 or not decision.distribution():
@@ -285,7 +288,7 @@ class JudgingSession:
                 if allowed > 0:
                     best_count = min(best_count, 1.0 / (allowed / spread + 1.0 / total))
             if best_count > total:
-                return None
+                return math.inf
             needed = max(needed, best_count - count)
         return max(1, math.ceil(needed * state.judged / judged))
 
@@ -313,6 +316,7 @@ class JudgingSession:
             verdict = self.verdict(state)
             decided = self.decided(state, verdict)
             left = 0 if decided else self.grades_left(state, verdict)
+            left = None if left == math.inf else left
             pooled = sum(len(q.pooled()) for q in state.questions)
             sets.append({
                 "name": name, "questions": len(state.questions), "pooled": pooled, "judged": state.judged,
@@ -322,6 +326,7 @@ class JudgingSession:
                 "questions_needed": verdict.questions_needed if verdict is not None else None,
                 "cannot_decide": decided and verdict is not None and verdict.outcome == UNDECIDED,
                 "grades_left": left, "seconds_left": left * pace if left is not None and pace is not None else None,
+                "estimable": bool(state.decision.distribution()),
                 "margin": self.settings.margin, "confident": d.confident,
                 "decided_at": state.decided_at if d.confident else None,
                 "certain": d.decided, "certain_at": state.certain_at if d.decided else None,

@@ -40,7 +40,8 @@ def test_the_page_decides_with_the_words_rescore_prints(judging_runs, run_copy: 
     assert status["judged"] < status["pooled"]  # decided before the whole pool was graded
     assert status["verdict"].startswith("mine (") and f"±{status['margin']:g}" in status["verdict"] or \
         status["decision"] == "winner"
-    assert seen_estimate
+    # 12 questions cannot settle this set at ±0.02: the page says so early, with the questions that would
+    assert seen_estimate or (status["cannot_decide"] and status["questions_needed"] > status["questions"])
     capsys.readouterr()
     assert main(["rescore", str(run_copy), "--output-dir", str(run_copy / "rescored"), "--quiet"]) == 0
     printed = " ".join(capsys.readouterr().out.split())  # rescore wraps at 100 columns
