@@ -1,12 +1,13 @@
 """What a run leaves for judging: ``RUN_DIR/pool.json``.
 
-For every question set to judge (every set without gold, and every set of a folder of files), each
+For every question set of the run (a set without gold to judge, and a labelled set too, so that a
+person can grade what its gold did not cover: TREC judges a pool to find the gold's holes), each
 question's text and every retrieval method's top-k chunk ids (k = the run's ``top_k``: what a
 generator sees), and the text, page and section of every pooled chunk, so that judging needs the
 run directory alone (not the documents, the config or the caches); and every page of the corpus
 (``pages``), which a page graded as a whole may name (:mod:`rag.judging.lines`; a pool without the
-list, of an earlier run, allows its pooled pages). The pool of a question is the
-union of the methods' top-k, shown to a judge *blind*: in a seeded order that follows no method
+list, of an earlier run, allows its pooled pages). The pool of a question is the union of the
+methods' top-k, shown to a judge *blind*: in a seeded order that follows no method
 (:meth:`Pool.blind_order`), with no method, rank or score.
 """
 
@@ -125,7 +126,7 @@ def read_pool(run_dir: Path) -> Pool:
         raise DataError(run_dir, "not a run directory")
     if not path.is_file():
         raise DataError(path, "missing: this run directory holds no pool to judge (a run of this version writes one "
-                              "for every question set without gold, and for every set of --docs runs)")
+                              "for every question set; run the benchmark again with this version)")
     try:
         raw = parse_json(path.read_bytes())
     except ValueError as exc:  # not UTF-8, not JSON, nested too deeply

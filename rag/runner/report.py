@@ -70,12 +70,13 @@ def unjudged_sets(sets: Mapping[str, Sequence[Question]]) -> list[str]:
 
 
 def write_judging_pool(run: RunContext, chunked: Chunked, retrieved: Retrieved, primary: str | None) -> dict:
-    """``pool.json`` (:mod:`rag.judging.pool`) for every unjudged set and, in a run over a folder of
-    files, every set; what the manifest records of it (``judging``)."""
+    """``pool.json`` (:mod:`rag.judging.pool`) for every set, labelled ones too (a person can grade what
+    the gold did not cover, as TREC judges a pool to find the gold's holes); what the manifest records
+    of it (``judging``)."""
     config = chunked.config
     sets = retrieved.sampled.sets
     unjudged = unjudged_sets(sets)
-    chosen = list(sets) if run.dataset.source_root is not None else unjudged
+    chosen = list(sets)
     if not chosen:
         return {"unjudged_sets": [], "pool": None}
     by_id = {c.chunk_id: c for c in chunked.chunks}

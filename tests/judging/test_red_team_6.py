@@ -519,6 +519,24 @@ def test_a_byte_order_mark_is_not_part_of_the_first_question(tmp_path: Path) -> 
     assert first.text == "What is a closure?" and first.qid == text_question_id("What is a closure?")
 
 
+# 8. Any run can be judged ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_labelled_run_writes_a_pool_and_the_page_serves_it(judging_runs, tmp_path: Path, capsys) -> None:
+    run_dir = Path(shutil.copytree(judging_runs["gold"], tmp_path / "gold"))
+    pool = read_pool(run_dir)  # the smoke questions with their gold: a pool to find the gold's holes
+    assert len(pool.sets()) == 1 and len(pool.questions) == 12
+    with serving(run_dir) as server:
+        item = httpx.get(server.url + "api/next").json()["item"]
+        assert (item["question_set"], item["question_id"]) in pool.questions
+        response = httpx.post(server.url + "api/judge", json={"set": item["question_set"], "qid": item["question_id"],
+                                                              "chunk": item["chunk_id"], "grade": 2})
+        assert response.status_code == 200
+    assert [j.grade for j in stored(run_dir)] == [2]
+    assert main(["rescore", str(run_dir), "--output-dir", str(tmp_path / "rescored"), "--quiet"]) == 0
+    assert "judged@10" in capsys.readouterr().out  # what the labelled set's verdict stands on
+
+
 # 9. Imports point down -------------------------------------------------------------------------------
 
 def imported_modules(path: Path) -> set[str]:
