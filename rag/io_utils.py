@@ -68,9 +68,9 @@ def name_text(name: str | os.PathLike[str]) -> str:
 
 def parse_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """``json.loads`` with the nesting bounded: a value nested deeper than ``max_depth`` arrays or
-    objects (or so deep that the parser runs out of recursion) raises ``json.JSONDecodeError`` like
-    any other text that is not JSON, so a hostile or broken line gets one error, never a
-    ``RecursionError`` (a thread's traceback, exit 1)."""
+    objects (or so deep that the parser runs out of recursion), or a number over Python's digit limit,
+    raises ``json.JSONDecodeError`` like any other text that is not JSON, so a hostile or broken line
+    gets one error, never a ``RecursionError`` or a bare ``ValueError`` (a traceback, exit 1)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     try:
@@ -78,6 +78,10 @@ def parse_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     except RecursionError:
         value = None
         depth = max_depth + 1
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # the int parser's digit limit
+        raise json.JSONDecodeError(str(exc).split(":")[0], text, 0) from None
     else:
         depth = _nesting(value)
     if depth > max_depth:

@@ -216,6 +216,9 @@ def test_nested_json_in_the_grade_file_or_a_question_file_is_one_line(tmp_path: 
     questions.write_text(json.dumps({"id": "a", "question": "x?"}) + "\n" + NESTED + "\n")
     with pytest.raises(DataError, match=r"q\.jsonl:2: invalid JSON: nested deeper"):
         list(iter_json_objects(questions, ProblemLog()))
+    questions.write_text(json.dumps({"id": "a", "question": "x?"}) + "\n" + '{"id": ' + "1" * 5000 + "}\n")
+    with pytest.raises(DataError, match=r"q\.jsonl:2: invalid JSON: Exceeds the limit \(4300 digits\)"):
+        list(iter_json_objects(questions, ProblemLog()))
 
 
 def test_a_pool_without_methods_is_one_line(tmp_path: Path, capsys) -> None:
