@@ -73,13 +73,31 @@ def judge_names(text: str, option: str = "--judges") -> tuple[str, ...]:
     return names
 
 
+def margin(text: str) -> float:
+    """An argparse ``type``: the verdict's margin, a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{value:g}: expected a number between 0 and 1 (e.g. 0.02)")
+    return value
+
+
+def add_margin_option(parser: argparse.ArgumentParser, default: str = "the run's evaluation.margin") -> None:
+    """``--margin M``: the smallest difference on the primary metric that matters (docs/evaluation.md,
+    "The margin"), the same name in run, rescore, compare and judge."""
+    parser.add_argument("--margin", type=margin, metavar="M",
+                        help=f"the smallest difference on the primary metric that matters (default: {default})")
+
+
 def add_seed_option(parser: argparse.ArgumentParser, what: str = "overrides the config's seed") -> None:
     """``--seed S``: the same name in every subcommand that has a seed."""
     parser.add_argument("--seed", type=int, metavar="S", help=f"a non-negative integer; {what}")
 
 
 def add_selection_options(parser: argparse.ArgumentParser) -> None:
-    """``--limit``, ``--methods``, ``--seed``, ``--set`` and ``--quiet``, shared by a run and a sweep
+    """``--limit``, ``--methods``, ``--seed``, ``--set``, ``--quiet`` and ``--margin``, shared by a run and a sweep
     (see :func:`overrides_from_args`)."""
     parser.add_argument("--limit", type=int, help="use only the first N questions of each question set")
     parser.add_argument("--methods", help="comma-separated retriever names to evaluate (default: all)")
@@ -87,6 +105,7 @@ def add_selection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value, e.g. --set top_k=20 (value parsed as YAML); repeatable")
     parser.add_argument("--quiet", action="store_true", help="no progress bars (off a terminal they are plain lines)")
+    add_margin_option(parser, "0.02, or the config's evaluation.margin")
 
 
 def add_judgment_options(parser: argparse.ArgumentParser) -> None:
@@ -122,6 +141,8 @@ def overrides_from_args(args: argparse.Namespace) -> list[str]:
         overrides.append(f"limit={args.limit}")
     if getattr(args, "seed", None) is not None:
         overrides.append(f"seed={args.seed}")
+    if getattr(args, "margin", None) is not None:
+        overrides.append(f"evaluation.margin={args.margin!r}")
     if args.methods is not None:
         names = [name.strip() for name in args.methods.split(",")]
         if not all(names):

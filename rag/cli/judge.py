@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rag.cli.common import EXIT_OK, ArgumentParser, bounded_int
+from rag.cli.common import EXIT_OK, ArgumentParser, add_margin_option, bounded_int
 from rag.errors import ConfigError
 from rag.io_utils import is_standard_output
 from rag.judging.store import judge_name_problem
@@ -32,7 +32,7 @@ from rag.judging.store import judge_name_problem
 #: option (its dest) -> the modes it belongs to; ``serve`` is the page
 MODE_OPTIONS = {"out": ("export",), "trust_llm": ("export",), "base_url": ("llm",), "model": ("llm",),
                 "api_key_env": ("llm",), "limit": ("llm",), "order": ("serve",), "port": ("serve",),
-                "judge": ("serve", "import")}
+                "judge": ("serve", "import"), "margin": ("serve",)}
 DEFAULTS = {"order": "mtc", "trust_llm": False}
 
 
@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--api-key-env", help="with --llm and --base-url: the environment variable holding the API key")
     parser.add_argument("--limit", type=bounded_int(1), help="with --llm: grade at most N >= 1 passages (MTC order)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_margin_option(parser)
     return parser
 
 
@@ -120,7 +121,7 @@ def serve(args: argparse.Namespace) -> int:
     from rag.judging.store import default_judge
 
     port = args.port or 0
-    session = JudgingSession(args.run_dir, args.judge or default_judge(), args.order)
+    session = JudgingSession(args.run_dir, args.judge or default_judge(), args.order, margin=args.margin)
     try:
         server = JudgingServer(session, port)
     except OSError as exc:

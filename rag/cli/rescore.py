@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rag.cli.common import EXIT_OK, ArgumentParser
+from rag.cli.common import EXIT_OK, ArgumentParser, add_margin_option
 from rag.errors import ConfigError, DataError
 
 
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output-dir", type=Path, help="the rescored run's directory (default: RUN_DIR/rescored/<time>)")
     parser.add_argument("--verbose", action="store_true", help="every set's and metric's verdict")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_margin_option(parser)
     return parser
 
 
@@ -70,6 +71,8 @@ def main(argv: Sequence[str], use_redactor) -> int:
     if args.quiet:
         os.environ[PROGRESS_ENV] = "off"
     config = plan_config(args.run_dir)
+    if args.margin is not None:
+        config = config.model_copy(update={"evaluation": config.evaluation.model_copy(update={"margin": args.margin})})
     from rag.cli.common import judge_names
     from rag.judging.apply import check_inputs
 
@@ -82,7 +85,8 @@ def main(argv: Sequence[str], use_redactor) -> int:
     judges = tuple(name.strip() for name in args.judges.split(",")) if args.judges else None
     output = args.output_dir or args.run_dir / "rescored" / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     result = run_benchmark(config, RunOptions(output_dir=output.resolve(), progress=not args.quiet,
-                                              judgments=judgments.resolve(), trust_llm=args.trust_llm, judges=judges))
+                                              judgments=judgments.resolve(), trust_llm=args.trust_llm, judges=judges,
+                                              pool=args.run_dir.resolve()))
     print(fit(redactor.text(summary_text(result, verbose=args.verbose))))
     original = json.loads((args.run_dir / "manifest.json").read_text(encoding="utf-8")).get("chunks", {}).get("sha256")
     lines = basis_lines(result, coverage(result.run_dir, result.manifest.get("methods", []), _primary(result)), original)

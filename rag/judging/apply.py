@@ -5,7 +5,13 @@ Each question with at least one grade (:mod:`rag.judging.combine`) gets graded g
 chunks; pages graded 0 are judged non-relevant), at chunk level the judged chunks' grades (and, for a
 page graded as a whole, each of its chunks at the page's grade). Everything unjudged counts as
 irrelevant (trec_eval's convention). In a set that had no gold, the questions nobody graded are left
-out (counted); in a set with gold, a judged question's judgments take the place of its gold.
+out (counted), except those no grade can change a difference of (every method ranks the same units in
+the same places of its top k: :meth:`rag.judging.pool.Pool.fixed_questions`); in a set with gold, a
+judged question's judgments take the place of its gold. A judged question (:data:`JUDGED`) with nothing
+relevant in the judged pool scores 0 on every retrieval metric for every method, where the engine
+would call it undefined: it counts in the paired statistics with difference 0, as on the judging page
+(:mod:`rag.judging.session`), instead of being left out (which would shrink n and inflate the mean
+difference; :func:`rag.runner.stages.evaluate_stage`).
 """
 
 from __future__ import annotations
@@ -22,6 +28,11 @@ from rag.judging.lines import LineRules
 from rag.judging.pool import POOL_FILE, read_pool
 from rag.judging.store import read_judgments
 from rag.types import Chunk, Question
+
+
+#: Question metadata: the question's gold comes from judgments (or no grade can change its differences),
+#: so a method that finds nothing relevant scores 0, not "undefined" (module docstring).
+JUDGED = "judged"
 
 
 @dataclass
@@ -43,7 +54,8 @@ class JudgedSets:
 
 
 def apply_judgments(path: Path, question_sets: Mapping[str, Sequence[Question]], known_urls: Collection[str],
-                    trust_llm: bool = False, judges: Sequence[str] | None = None) -> JudgedSets:
+                    trust_llm: bool = False, judges: Sequence[str] | None = None,
+                    fixed: Collection[tuple[str, str]] = frozenset()) -> JudgedSets:
     """``question_sets`` with the judgments of ``path`` as their gold (module docstring); a line the
     grade file's rules refuse (:mod:`rag.judging.lines`: an unknown question, a page not in the corpus)
     is one :class:`DataError` naming the file and line."""
@@ -66,7 +78,9 @@ def apply_judgments(path: Path, question_sets: Mapping[str, Sequence[Question]],
             g = grades.get((name, q.qid))
             cant_tell += len(g.cant_tell) if g else 0
             if g is None or not (g.chunks or g.pages):
-                if unjudged_set:
+                if unjudged_set and (name, q.qid) in fixed:  # no grade can change a difference: counts, at 0
+                    kept.append(replace(q, metadata={**q.metadata, JUDGED: True}))
+                elif unjudged_set:
                     left_out.setdefault(name, []).append(q.qid)
                 else:
                     kept.append(q)
@@ -74,7 +88,7 @@ def apply_judgments(path: Path, question_sets: Mapping[str, Sequence[Question]],
             url_grades = g.url_grades()
             kept.append(replace(q, gold_urls=[[url] for url, grade in url_grades.items() if grade > 0],
                                 relevance=url_grades, chunk_relevance=dict(g.chunks),
-                                metadata={**q.metadata, "judged_pages": sorted(g.pages)}))
+                                metadata={**q.metadata, "judged_pages": sorted(g.pages), JUDGED: True}))
         if kept:
             judged_sets[name] = kept
     if not judged_sets:

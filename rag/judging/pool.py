@@ -88,6 +88,16 @@ class Pool:
         lists = {m: list(dict.fromkeys(self.unit(c) for c in ranked)) for m, ranked in question.lists.items()}
         return QuestionPool(lists, {c: self.unit(c) for c in question.pooled()})
 
+    def fixed_questions(self) -> frozenset[tuple[str, str]]:
+        """The (set, question id) of the questions no grade can change a difference of: every method
+        ranks the same units in the same places of its top k (:meth:`evaluation.mtc.PoolDecision.fixed_questions`)."""
+        fixed = set()
+        for key, question in self.questions.items():
+            lists = [ranked[:self.k] for ranked in self.question_pool(question).lists.values()]
+            if all(ranked == lists[0] for ranked in lists):
+                fixed.add(key)
+        return frozenset(fixed)
+
     def judging(self, questions: Sequence[PoolQuestion], order: str = "mtc", max_grade: int = MAX_GRADE,
                 seed: int | None = None) -> tuple[PoolDecision, JudgingOrder]:
         """The judging state of ``questions`` (:class:`evaluation.mtc.PoolDecision`) and its order,

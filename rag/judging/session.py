@@ -42,6 +42,7 @@ from rag.results.comparison import StatisticsSettings, compare
 from rag.results.format import set_line
 from rag.results.recommendation import EQUIVALENT, NON_INFERIOR, UNDECIDED, WINNER, SetRecommendation
 from rag.judging.combine import judges_of, shared_grades
+from rag.judging.lines import LineRules
 from rag.judging.pool import Pool, PoolQuestion, read_pool
 from rag.judging.store import JUDGMENTS_FILE, Judgment, JudgmentLog, ReadJudgments, now, read_judgments
 
@@ -70,22 +71,6 @@ def _number(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
 
 
-def check_against_pool(path: Path, read: ReadJudgments, pool: Pool) -> None:
-    """Every judgment names a question of the pool, with that question's text when it gives one;
-    otherwise one :class:`DataError` naming the file and line."""
-    for number, j in zip(read.numbers, read.judgments):
-        question = pool.questions.get((j.question_set, j.question_id))
-        if question is None:
-            raise DataError(path, f"question {j.question_set}/{j.question_id} is not in this run's pool "
-                                  f"(sets: {', '.join(pool.sets())})", number)
-        if j.question is not None and j.question != question.text:
-            raise DataError(path, f"question {j.question_set}/{j.question_id} reads {j.question!r} here but "
-                                  f"{question.text!r} in the run: judgments of another question file?", number)
-        if j.chunk_id is not None and j.chunk_id not in pool.chunks and j.url is None:
-            raise DataError(path, f"chunk {j.chunk_id!r} is not in the pool of {j.question_set}/{j.question_id} "
-                                  "and the line gives no url", number)
-
-
 @dataclass
 class SetState:
     name: str
@@ -112,6 +97,9 @@ class JudgingSession:
     skipped: set[tuple[str, str, str]] = field(init=False, default_factory=set)
     history: list[tuple[str, str, str]] = field(init=False, default_factory=list)
     read: ReadJudgments = field(init=False)
+    rules: LineRules = field(init=False)
+    settings: StatisticsSettings = field(init=False)  # the run's, the margin as given
+    costs: dict = field(init=False)  # (set, method) -> (ms per question, noise)
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
@@ -119,7 +107,8 @@ class JudgingSession:
         self.pool = read_pool(self.run_dir)
         path = self.run_dir / JUDGMENTS_FILE
         self.read = read_judgments(path)
-        check_against_pool(path, self.read, self.pool)
+        self.rules = LineRules.of_pool(self.pool)
+        self.rules.check(path, self.read)  # the one rule for a grade line (rag.judging.lines)
         self.log = JudgmentLog(path)
         self.settings, self.costs = run_statistics(self.run_dir, self.margin)
         self.sets = {}
@@ -157,8 +146,8 @@ class JudgingSession:
 
     def record(self, question_set: str, qid: str, chunk: str, grade: int | None) -> Judgment:
         """Store one judgment (flushed to disk before this returns), then update the state."""
-        if (question_set, qid) not in self.pool.questions or chunk not in self.pool.chunks:
-            raise DataError("judgment", f"{question_set}/{qid} chunk {chunk!r} is not in this run's pool")
+        if problem := self.rules.item_problem(question_set, qid, chunk):
+            raise DataError("judgment", problem)
         if grade is not None and grade not in (0, 1, 2, 3):
             raise DataError("judgment", f"grade {grade!r}: expected 0, 1, 2, 3 or can't tell")
         question = self.pool.questions[(question_set, qid)]

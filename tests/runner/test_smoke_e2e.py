@@ -244,6 +244,10 @@ def test_report_in_a_real_browser(smoke: Path) -> None:
         assert said and said in overall.text_content()
         assert recommendation["primary"] == "ndcg@10" and "ndcg@10" in overall.text_content()
         assert page.locator("ul.per-set li").count() == len(recommendation["sets"])
+        assert all(f"±{recommendation['margin']:g}" in line or "use " in line  # every line states the margin or a winner
+                   for line in page.locator("ul.per-set li").all_text_contents())
+        chart = page.locator("#margin-chart")  # the intervals against the margin band, under the per-set lines
+        assert chart.is_visible() and chart.evaluate("img => img.complete && img.naturalWidth > 0")
         verdict = page.locator("#verdict ul.verdict li")
         assert verdict.count() >= 7 and not verdict.first.is_visible()  # collapsed below the recommendation
         page.locator("#verdict summary").click()
