@@ -108,7 +108,7 @@ def margin_chart(recommendation: Recommendation | None) -> str | None:
     plt = _pyplot()
     figure, axis = plt.subplots(figsize=(FIGURE_WIDTH, 0.9 + 0.3 * len(rows)))
     delta = recommendation.margin
-    axis.axvspan(-delta, delta, color="#dde8f6", zorder=0, label=f"margin ±{delta:g}")
+    axis.axvspan(-delta, delta, color="#dde8f6", zorder=0)
     axis.axvline(0, color="black", linewidth=0.8)
     for position, (_, v, unjudged) in enumerate(rows):
         low, high = v.interval
@@ -123,7 +123,7 @@ def margin_chart(recommendation: Recommendation | None) -> str | None:
     axis.set_ylim(len(rows) - 0.4, -0.6)
     axis.tick_params(labelsize=8)
     axis.set_xlabel(f"difference on {recommendation.primary} to the set's best (simultaneous 95% interval)", fontsize=9)
-    axis.legend(loc="lower left", fontsize=8)
+    axis.set_title(f"shaded: the margin ±{delta:g}", fontsize=9)
     figure.tight_layout()
     return _png(figure)
 
