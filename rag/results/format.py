@@ -171,9 +171,11 @@ def _overall(r: Recommendation, n: int, m: str | None) -> str:
                 f"intervals){rest}; costs within timing noise ({_costs(r.equivalent, r.ms_per_query, r.ms_noise)}): "
                 "pick on anything else.")
     if r.outcome == UNDECIDED:
-        low, where, best = min((_worst(r, k) for k in r.eligible if k != m), default=(0.0, "", m))
+        low, where, _ = min((_worst(r, k) for k in r.eligible if k != m), default=(0.0, "", m))
         open_sets = [s for s in r.judged_sets if s.outcome == UNDECIDED]
         shown = max(open_sets, key=lambda s: math.inf if s.questions_needed is None else s.questions_needed)
+        if math.isnan(low):
+            return f"Undecided on {r.primary}: {m} leads (best mean in {r.best_in[m]} of {n} sets); {EARLIER}."
         could = (f"; {', '.join(k for k in r.eligible if k != m)} may still be up to {-low:.3f} below it ({where})"
                  if len(r.eligible) > 1 else "")
         return (f"Undecided on {r.primary} at the margin ±{delta}: {m} leads (best mean in {r.best_in[m]} of {n} sets), "
@@ -182,6 +184,10 @@ def _overall(r: Recommendation, n: int, m: str | None) -> str:
                                                           if r.questions_needed is not None else "") + ".")
     return (f"No single method on {r.primary}: none is in the top group of every set, or the sets decide for "
             "different methods; use each set's method below.")
+
+
+#: What a run written before the margin lacks (Recommendation.from_dict reads it as undecided).
+EARLIER = "no interval: a run written before the margin; run it again for its verdict"
 
 
 def _in_sets(n: int) -> str:
@@ -220,6 +226,9 @@ def set_line(s: SetRecommendation, corrected: bool = True) -> str:
                 f"({_costs(s.top_group, ms, noise)}): pick on anything else")
     open_ = [v for v in s.versus if v.method in s.top_group and not v.equivalent(s.margin)] or s.versus[:1]
     worst = min(open_, key=lambda v: v.interval[0])
+    if math.isnan(worst.interval[0]):
+        return (f"{head}undecided at ±{delta}: {s.best} leads ({number(s.best_mean)}); {worst.method} - {s.best} "
+                f"{signed(worst.difference)} ({EARLIER}){power}")
     if s.questions < MIN_QUESTIONS:
         why = f"fewer than {MIN_QUESTIONS} questions decide nothing"
     else:

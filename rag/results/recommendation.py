@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import pandas as pd
@@ -149,19 +149,39 @@ class Recommendation:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Recommendation":
-        """The inverse of :meth:`as_dict` (None -> NaN), e.g. from a run's comparison.json."""
-        sets = [SetRecommendation(**{**_nan(s, ("method_ms_per_query", "best_mean", "method_ms_noise", "interval_level",
-                                                  "best_ms_per_query")),
+        """The inverse of :meth:`as_dict` (None -> NaN), e.g. from a run's comparison.json; a run
+        written before the margin (``no winner``, each versus's ``margin`` = best - method, no
+        interval) reads as undecided with unknown intervals."""
+        sets = [SetRecommendation(**{**_nan(_known(s, SetRecommendation), ("method_ms_per_query", "best_mean",
+                                                                             "method_ms_noise", "interval_level",
+                                                                             "best_ms_per_query")),
+                                     "outcome": _outcome(s["outcome"]),
                                      "versus": [_versus_from(v) for v in s["versus"]]})
                 for s in data["sets"]]
         floats = {key: {k: math.nan if v is None else v for k, v in data.get(key, {}).items()}
                   for key in ("ms_per_query", "ms_noise")}
-        return cls(**{**data, "sets": sets, **floats})
+        return cls(**{**_known(data, cls), "outcome": _outcome(data["outcome"]), "sets": sets, **floats})
+
+
+#: The one outcome of runs written before the margin that no longer exists.
+_EARLIER_OUTCOMES = {"no winner": UNDECIDED}
+
+
+def _outcome(outcome: str) -> str:
+    return _EARLIER_OUTCOMES.get(outcome, outcome)
+
+
+def _known(data: dict[str, Any], kind: type) -> dict[str, Any]:
+    """The keys of ``data`` that are fields of the dataclass ``kind`` (an earlier run's ``by_cost`` is not)."""
+    names = {f.name for f in fields(kind)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 def _versus_from(data: dict[str, Any]) -> Versus:
-    values = _nan(data, ("difference", "p_adjusted", "smallest_p_adjusted", "mdd", "mean", "ms_per_query", "ms_noise",
-                         "sd"))
+    values = _nan(_known(data, Versus), ("difference", "p_adjusted", "smallest_p_adjusted", "mdd", "mean",
+                                         "ms_per_query", "ms_noise", "sd"))
+    if "difference" not in data and data.get("margin") is not None:  # written before the margin: best - method
+        values["difference"] = -float(data["margin"])
     values["interval"] = [math.nan if x is None else x for x in data.get("interval", [None, None])]
     return Versus(**values)
 

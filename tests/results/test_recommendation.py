@@ -324,3 +324,23 @@ def test_a_set_that_cannot_judge_is_left_out_of_the_overall_rule() -> None:
     assert (none.outcome, none.method) == (CANNOT_JUDGE, None)
     comparison.recommendation = none
     assert "No recommendation on ndcg@10" in " ".join(recommendation_lines(comparison, width=10_000))
+
+
+def test_a_comparison_json_written_before_the_margin_reads_as_undecided_without_intervals() -> None:
+    """An earlier run's recommendation ("no winner", each versus's margin = best - method, by_cost) still
+    prints: undecided, its difference with the sign of the new field, and no interval claimed."""
+    from rag.results.format import overall_line, set_line
+    from rag.results.recommendation import Recommendation
+
+    versus = {"method": "rrf", "state": "tied", "margin": 0.039, "p_adjusted": 0.2, "n_pairs": 48,
+              "smallest_p_adjusted": 0.001, "mdd": 0.05, "mean": 0.297, "ms_per_query": 6.5, "ms_noise": 11.6}
+    earlier = {"primary": "ndcg@10", "alpha": 0.05, "outcome": "no winner", "method": "dense", "by_cost": False,
+               "sets": [{"question_set": "reference", "questions": 48, "outcome": "no winner", "method": "dense",
+                         "method_ms_per_query": 5.8, "best": "dense", "best_mean": 0.335, "top_group": ["dense", "rrf"],
+                         "by_cost": False, "method_ms_noise": 11.3, "versus": [versus]}],
+               "wins": {"dense": 0, "rrf": 0}, "best_in": {"dense": 1, "rrf": 0}, "eligible": ["dense", "rrf"],
+               "ms_per_query": {"dense": 5.8, "rrf": 6.5}, "unjudged": [], "ms_noise": {"dense": 11.3, "rrf": 11.6}}
+    r = Recommendation.from_dict(earlier)
+    assert (r.outcome, r.sets[0].outcome, r.sets[0].versus[0].difference) == (UNDECIDED, UNDECIDED, -0.039)
+    assert "run it again" in overall_line(r) and "nan" not in overall_line(r)
+    assert "rrf - dense -0.039 (no interval" in set_line(r.sets[0])
