@@ -9,8 +9,9 @@ the page says "decided" when that verdict is a winner, a non-inferior cheaper me
 and the confidence model says the rest of the pool keeps it so (the winner: the leader stays ahead; an
 equivalence: every difference stays inside ±margin; non-inferiority: the chosen method's difference stays
 above -margin; each at the model's Bonferroni level, or for certain by the bounds), or when the verdict is
-undecided and no grade left in this pool can move it, or the model finds that even the whole pool
-judged has too few questions for the margin (then it says how many questions would decide). It
+undecided and no grade left in this pool can move it (then it says how many questions would decide;
+before that, when the verdict so far needs more questions than the set has, it says so as a warning,
+not as "decided": early grades leave most differences at 0, so that figure is not yet reliable). It
 estimates the grades left from the model (:meth:`JudgingSession.grades_left`) and the time at this
 judge's own pace (the median gap between their grades, gaps over :data:`IDLE_SECONDS` left out).
 
@@ -247,39 +248,40 @@ class JudgingSession:
             return settled == set(top)
         if verdict.outcome == NON_INFERIOR:
             return self._holds(state, verdict, verdict.method, -delta, math.inf)
-        return not decision.open_chunks() or not decision.chunk_weights().any() or \
-            self.grades_left(state, verdict) == math.inf
+        return not decision.open_chunks() or not decision.chunk_weights().any()
 
-    def grades_left(self, state: SetState, verdict: SetRecommendation | None) -> float | None:
+    def grades_left(self, state: SetState, verdict: SetRecommendation | None) -> int | None:
         """About how many more grades until decided, from the model: for each undecided comparison of
-        the best, how many judged questions bring its variance down to where it clears the nearest
-        bound it can reach (0 for better, ±margin for equivalent and non-inferior) at the model's level,
-        times this judge's grades per judged question so far. None: not estimable yet (fewer judged
-        questions than the model needs); inf: even the whole pool judged cannot get there (the set
-        has too few questions for the margin: the page says so, and how many questions would)."""
+        the best, how many judged questions bring the sampling part of its variance down to where it
+        clears the nearest bound it can reach (0 for better, ±margin for equivalent and non-inferior)
+        at the model's level, times this judge's grades per judged question so far, plus the open
+        passages of the questions already judged that can still move a comparison (grading them takes
+        off the rest of the variance). None: not estimable yet (fewer judged questions than the model
+        needs, or no open comparison with a bound it can reach)."""
         decision, delta = state.decision, self.settings.margin
-        judged = int(decision.judged_questions().sum())
-        if verdict is None or judged == 0 or not decision.distribution():
+        judged = decision.judged_questions()
+        count = int(judged.sum())
+        if verdict is None or count == 0 or not decision.distribution():
             return None
-        z = float(student.ppf(decision.pair_confidence, max(judged - 1, 1)))
-        needed = 0.0
+        z = float(student.ppf(decision.pair_confidence, max(count - 1, 1)))
+        needed, reachable = 0.0, False
         for method in (m for m in verdict.top_group if m != verdict.best):
             if method in decision.margin_decided:
                 continue
-            mean, var, _ = self._model(state, verdict, method)
-            spread, count, total = decision.sampling_spread(method, verdict.best)
-            if not math.isfinite(spread) or spread <= 0:
+            mean, _, _ = self._model(state, verdict, method)
+            spread, _, total = decision.sampling_spread(method, verdict.best)
+            distances = [d for d in (-mean, delta - abs(mean), mean + delta) if d > 0]
+            if not distances or not math.isfinite(spread):
                 continue
-            within = max(var - spread / count * (1 - count / total), 0.0)
-            best_count = math.inf
-            for distance in (-mean, delta - abs(mean), mean + delta):
-                allowed = (distance / z) ** 2 - within if distance > 0 else -1.0
-                if allowed > 0:
-                    best_count = min(best_count, 1.0 / (allowed / spread + 1.0 / total))
-            if best_count > total:
-                return math.inf
-            needed = max(needed, best_count - count)
-        return max(1, math.ceil(needed * state.judged / judged))
+            reachable = True
+            if spread > 0:
+                target = (max(distances) / z) ** 2  # the sampling variance that clears the nearest bound
+                needed = max(needed, 1.0 / (target / spread + 1.0 / total) - count)
+        if not reachable:
+            return None
+        weights = decision.chunk_weights()
+        open_in_judged = sum(1 for (qid, _), w in zip(decision.chunk_items, weights) if w > 0 and judged[decision.row[qid]])
+        return max(1, math.ceil(max(needed, 0.0) * state.judged / count) + open_in_judged)
 
     def pace(self) -> float | None:
         """This judge's median seconds between two grades, pauses over :data:`IDLE_SECONDS` left out."""
@@ -305,7 +307,6 @@ class JudgingSession:
             verdict = self.verdict(state)
             decided = self.decided(state, verdict)
             left = 0 if decided else self.grades_left(state, verdict)
-            left = None if left == math.inf else left
             pooled = sum(len(q.pooled()) for q in state.questions)
             sets.append({
                 "name": name, "questions": len(state.questions), "pooled": pooled, "judged": state.judged,
@@ -316,6 +317,8 @@ class JudgingSession:
                 "cannot_decide": decided and verdict is not None and verdict.outcome == UNDECIDED,
                 "grades_left": left, "seconds_left": left * pace if left is not None and pace is not None else None,
                 "estimable": bool(state.decision.distribution()),
+                "too_few": verdict is not None and verdict.outcome == UNDECIDED and (
+                    verdict.questions_needed is None or verdict.questions_needed > len(state.questions)),
                 "margin": self.settings.margin, "confident": d.confident,
                 "decided_at": state.decided_at if d.confident else None,
                 "certain": d.decided, "certain_at": state.certain_at if d.decided else None,

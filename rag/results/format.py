@@ -29,12 +29,18 @@ SUPERSCRIPTS = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰ�
 MISSING = "–"
 
 
+def _shown(value: float) -> float:
+    """``value`` with anything that prints as zero made +0.0: float noise (-1e-17, -0.0) never reads
+    "-0.000", so the same difference computed two ways (the judging page, rescore) prints alike."""
+    return 0.0 if abs(value) < 0.0005 else value
+
+
 def number(value: float | None) -> str:
-    return MISSING if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
+    return MISSING if value is None or (isinstance(value, float) and math.isnan(value)) else f"{_shown(value):.3f}"
 
 
 def signed(value: float | None) -> str:
-    return MISSING if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:+.3f}"
+    return MISSING if value is None or (isinstance(value, float) and math.isnan(value)) else f"{_shown(value):+.3f}"
 
 
 def interval(low: float, high: float, sign: bool = False) -> str:
@@ -161,7 +167,7 @@ def _overall(r: Recommendation, n: int, m: str | None) -> str:
         others = [k for k in r.ms_per_query if k != m and k in {s.best for s in r.judged_sets}]
         against = ", ".join(f"{_ms(r.ms_per_query[k])} for {k}" for k in others)
         return (f"Use {m}: not worse than the best on {r.primary} by more than the margin {delta} {_in_sets(n)} "
-                f"(at most {-low:.3f} below {best} in {where}, simultaneous 95% intervals) and cheaper beyond timing "
+                f"(at most {number(-low)} below {best} in {where}, simultaneous 95% intervals) and cheaper beyond timing "
                 f"noise: {_ms(r.ms_per_query[m])} per question against {against}.")
     if r.outcome == EQUIVALENT:
         beaten = [k for k in r.ms_per_query if k not in r.equivalent]
@@ -176,7 +182,7 @@ def _overall(r: Recommendation, n: int, m: str | None) -> str:
         shown = max(open_sets, key=lambda s: math.inf if s.questions_needed is None else s.questions_needed)
         if math.isnan(low):
             return f"Undecided on {r.primary}: {m} leads (best mean in {r.best_in[m]} of {n} sets); {EARLIER}."
-        could = (f"; {', '.join(k for k in r.eligible if k != m)} may still be up to {-low:.3f} below it ({where})"
+        could = (f"; {', '.join(k for k in r.eligible if k != m)} may still be up to {number(-low)} below it ({where})"
                  if len(r.eligible) > 1 else "")
         return (f"Undecided on {r.primary} at the margin ±{delta}: {m} leads (best mean in {r.best_in[m]} of {n} sets), "
                 f"neither shown better than every other method nor equivalent within the margin{could}; "
@@ -214,7 +220,7 @@ def set_line(s: SetRecommendation, corrected: bool = True) -> str:
                 f"than {'the other method' if others == 1 else f'all {others} others'}{beyond}{power}")
     if s.outcome == NON_INFERIOR:
         v = s.against(s.method)
-        return (f"{head}use {s.method} ({number(v.mean)}): at most {-v.interval[0]:.3f} below {s.best} "
+        return (f"{head}use {s.method} ({number(v.mean)}): at most {number(-v.interval[0])} below {s.best} "
                 f"({number(s.best_mean)}), within the margin {delta} ({s.method} - {s.best} {_diff(v)}); cheaper "
                 f"beyond timing noise ({_ms(s.method_ms_per_query)} against {_ms(s.best_ms_per_query)})")
     if s.outcome == EQUIVALENT:
@@ -232,8 +238,8 @@ def set_line(s: SetRecommendation, corrected: bool = True) -> str:
     if s.questions < MIN_QUESTIONS:
         why = f"fewer than {MIN_QUESTIONS} questions decide nothing"
     else:
-        why = (f"{worst.method} may be up to {-worst.interval[0]:.3f} below {s.best} or "
-               f"{max(worst.interval[1], 0.0):.3f} above ({worst.method} - {s.best} {_diff(worst)})")
+        why = (f"{worst.method} may be up to {number(-worst.interval[0])} below {s.best} or "
+               f"{number(max(worst.interval[1], 0.0))} above ({worst.method} - {s.best} {_diff(worst)})")
     return (f"{head}undecided at ±{delta}: {s.best} leads ({number(s.best_mean)}); {why}; "
             f"{_needed(s.questions_needed, s.questions)}{power}")
 
