@@ -44,9 +44,7 @@ does; ``--check-every N``: every N grades, at most 0.5% of the pool; printed) th
 read (``session.verdict`` and ``session.decided``) until the first "decided". ``rag-bench rescore``
 of the copy gives the verdict from those grades; "same verdict": the same outcome and method as full
 gold's (and for an equivalence the same methods). Person-hours: 35 s a grade (docs/judging.md, "A
-person's time"). ``--no-early-undecided`` is a diagnostic, not the page's rule: an "undecided" verdict
-is taken as decided only once no open passage can move a comparison, not when the model's
-``grades_left`` is inf ("even the whole pool cannot decide").
+person's time").
 
 The last line reads ``held-out: decided at N of P (0.NN of the pool), same verdict: yes|no``, summed
 over the held-out sets run (N: grades until decided, P: pooled passages; "yes" when every held-out
@@ -282,21 +280,7 @@ class HeldOut:
     check_every: int
 
 
-def page_decided(session, state, verdict, early_undecided: bool = True) -> bool:
-    """The page's "decided" (:meth:`JudgingSession.decided`). ``early_undecided=False`` is a diagnostic,
-    not the product's rule: an "undecided" verdict counts as decided only when no open passage is left
-    or none can move a comparison (MTC's weights all 0), not when the model's ``grades_left`` is inf."""
-    from rag.results.recommendation import UNDECIDED
-
-    decided = session.decided(state, verdict)
-    if decided and not early_undecided and verdict is not None and verdict.outcome == UNDECIDED:
-        decision = state.decision
-        return not decision.open_chunks() or not decision.chunk_weights().any()
-    return decided
-
-
-def replay(run_dir: Path, name: str, gold: dict[str, str], check_every: int | None, pooled: int,
-           early_undecided: bool = True):
+def replay(run_dir: Path, name: str, gold: dict[str, str], check_every: int | None, pooled: int):
     """Judge a copy of ``run_dir`` through the page's session with the gold as the judge until the
     page first says "decided": (the copy, grades given, decided, the verdict then, check step)."""
     from rag.judging.session import JudgingSession
@@ -314,14 +298,14 @@ def replay(run_dir: Path, name: str, gold: dict[str, str], check_every: int | No
         if made % step == 0:
             tick = time.perf_counter()
             verdict = session.verdict(state)
-            decided = page_decided(session, state, verdict, early_undecided)
+            decided = session.decided(state, verdict)
             checked += time.perf_counter() - tick
             if decided:
                 break
         item = session.next_item()
         if item is None:
             verdict = session.verdict(state)
-            decided = page_decided(session, state, verdict, early_undecided)
+            decided = session.decided(state, verdict)
             break
         question_set, qid, chunk = item
         page = session.pool.chunks[chunk].url
@@ -351,8 +335,7 @@ def rescore(copy: Path, name: str):
     return set_verdict(output / "comparison.json", name)
 
 
-def held_out(name: str, limit: int | None, workdir: Path, tmp: Path, check_every: int | None,
-             early_undecided: bool = True) -> HeldOut:
+def held_out(name: str, limit: int | None, workdir: Path, tmp: Path, check_every: int | None) -> HeldOut:
     from rag.results.format import set_line
 
     pages, found = HELD_OUT_SOURCES[name]()
@@ -387,11 +370,7 @@ def held_out(name: str, limit: int | None, workdir: Path, tmp: Path, check_every
     print(f"\n{name} (held-out): {len(questions)} questions on {len(pages)} pages, {pooled_chunks} pooled passages "
           f"(top {pool.top_k} of {', '.join(pool.methods)}); both runs {time.perf_counter() - began:.0f} s; "
           f"full-gold {pool.primary}: " + ", ".join(f"{m} {v:.3f}" for m, v in means.items()))
-    if not early_undecided:
-        print("  DIAGNOSTIC (--no-early-undecided): the page's early 'undecided' (grades_left inf) is not read as "
-              "decided; not the product's rule")
-    copy, made, decided, verdict, step = replay(result.run_dir, name, gold, check_every, pooled_chunks,
-                                                early_undecided)
+    copy, made, decided, verdict, step = replay(result.run_dir, name, gold, check_every, pooled_chunks)
     began = time.perf_counter()
     rescored, _ = rescore(copy, name)
     same = decided and verdict_key(rescored) == verdict_key(full)
@@ -419,9 +398,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-every", type=int, metavar="N",
                         help="held-out sets: read the page's decision every N grades (default 1, as the page does; "
                              "keep it at most 0.5%% of the pool)")
-    parser.add_argument("--no-early-undecided", dest="early_undecided", action="store_false",
-                        help="held-out sets, a diagnostic (not the page's rule): an 'undecided' verdict is decided only "
-                             "when no open passage can move a comparison, not when the model's grades_left is inf")
     parser.add_argument("--workdir", type=Path, default=ROOT / ".cache" / "bench_judging",
                         help="held-out sets: where their folders are copied (kept, so the caches hold)")
     args = parser.parse_args(argv)
@@ -436,8 +412,7 @@ def main(argv: list[str] | None = None) -> int:
             if name in HELD_OUT:
                 workdir = Path(tmp) / name
                 workdir.mkdir()
-                held.append(held_out(name, args.limit, args.workdir, workdir, args.check_every,
-                                     args.early_undecided))
+                held.append(held_out(name, args.limit, args.workdir, workdir, args.check_every))
                 continue
             config_name, source = SOURCES[name]
             records, gold = gold_of(data_dir(source.split("/")[0]) / source.split("/", 1)[1], args.limit)
