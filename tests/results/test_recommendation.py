@@ -344,3 +344,36 @@ def test_a_comparison_json_written_before_the_margin_reads_as_undecided_without_
     assert (r.outcome, r.sets[0].outcome, r.sets[0].versus[0].difference) == (UNDECIDED, UNDECIDED, -0.039)
     assert "run it again" in overall_line(r) and "nan" not in overall_line(r)
     assert "rrf - dense -0.039 (no interval" in set_line(r.sets[0])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_outcome_is_backed_by_what_its_line_claims(seed: int) -> None:
+    """Random sets (2-4 methods, 10-60 questions, shifts from none to large, costs near and far apart):
+    a winner beats every other method in the tests; a non-inferior method is cheaper beyond noise than
+    the best and its interval's lower end lies above -margin; an equivalent top group lies inside
+    ±margin; an undecided set names the number of questions that would decide, or says none would."""
+    rng = np.random.default_rng(seed)
+    methods = ["dense", "bm25", "rrf", "convex"][: rng.integers(2, 5)]
+    n = int(rng.integers(10, 61))
+    base = rng.random(n)
+    scores = {m: list(np.clip(base + rng.choice([0.0, 0.002, 0.03, 0.2]) + rng.normal(0, rng.choice([0.005, 0.05, 0.2]), n),
+                              0, 1)) for m in methods}
+    ms = {m: float(rng.choice([0.1, 1.0, 10.0])) for m in methods}
+    noise = {m: float(rng.choice([0.01, 0.5, 20.0])) for m in methods}
+    comparison = compare(frame({"s": scores}, ms=ms, noise=noise), ["ndcg@10"], StatisticsSettings(n_resamples=500))
+    s, margin = comparison.recommendation.sets[0], comparison.recommendation.margin
+    for v in s.versus:
+        assert v.interval[0] <= v.difference + 1e-12 and v.difference - 1e-12 <= v.interval[1]
+    if s.outcome == WINNER:
+        assert all(v.state == "better" for v in s.versus) and s.method == s.best
+    elif s.outcome == NON_INFERIOR:
+        v = s.against(s.method)
+        assert v.interval[0] > -margin and cheaper_beyond_noise(s.method, [s.best], ms, noise)
+    elif s.outcome == EQUIVALENT:
+        assert all(-margin < v.interval[0] and v.interval[1] < margin for v in s.versus if v.method in s.top_group)
+    else:
+        assert s.outcome == UNDECIDED
+        assert s.questions_needed is None or s.questions_needed >= MIN_QUESTIONS
+        said = " ".join(recommendation_lines(comparison, width=10_000))
+        assert (f"about {s.questions_needed} questions would decide ({n} now)" in said if s.questions_needed
+                else "smaller than any practical number" in said)
