@@ -37,6 +37,6 @@ def main(argv: Sequence[str]) -> int:
     for warning in warnings:
         print(warning)
     print(f"{n_shared} shared question{'' if n_shared == 1 else 's'} per method; runs: " + ", ".join(run_labels(args.runs)))
-    print("Verdict (best method, margin over the runner-up with its paired 95% CI):")
+    print("Verdict (best method, difference over the runner-up with its paired 95% CI):")
     print("\n".join(verdict_lines(comparison)), "", *terminal_tables(comparison), f"Outputs: {output}", sep="\n")
     return EXIT_OK

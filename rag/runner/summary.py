@@ -33,7 +33,7 @@ def summary_text(result: RunResult, width: int = WIDTH, verbose: bool = False) -
     key = (f"Letters: the methods a row beats (paired sign-flip randomization test{corrected}, p < "
            f"{comparison.settings.alpha}); {evaluation.get('convention', 'trec')} convention, "
            f"{'+'.join(evaluation.get('levels', ['url']))} level. CIs and every metric: comparison.md, report.html.")
-    verdicts = (["Verdict per metric (best method, margin over the runner-up with its paired "
+    verdicts = (["Verdict per metric (best method, difference over the runner-up with its paired "
                  f"{comparison.settings.confidence:.0%} CI):", *verdict_lines(comparison, width=width), ""] if verbose
                 else ["Verdict per metric: comparison.md, report.html, or --verbose.", ""])
     answers = lift_lines(comparison, width=width)
