@@ -1,6 +1,10 @@
 """HyDE and multi-query with the real managed llama.cpp server and the packaged SmolLM2-135M-Instruct
 (the offline default), one question each: what the model wrote is read back from the stage's
-generation cache, and the results are recomputed from it here (MiniLM itself, ranx's RRF)."""
+generation cache, and the results are recomputed from it here (MiniLM itself, ranx's RRF).
+
+Both tests only need answers from the server, not its lifecycle (tests/generation/test_local_server.py
+checks that): the stages' generators are the ordinary :class:`LocalGenerator` over one managed server,
+started once for the module (a start is about 3 s on 2 cores)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,9 @@ import numpy as np
 import pytest
 from ranx import Run, fuse
 
-from rag.generation import LocalGeneratorConfig, build_generator
+from rag.generation import LocalGenerator, LocalGeneratorConfig
+from rag.generation.local_server import ManagedLlamaServer
+from rag.models import smollm2_gguf_path
 from rag.retrievers.query_transforms.multi_query import paraphrases
 from rag.retrievers import IndexStorage, build_retriever
 from rag.services import StageServices
@@ -28,9 +34,39 @@ TEXTS = {
 }
 
 
-def services(tmp_path) -> StageServices:
-    return StageServices(generator_factory=build_generator, cache_dir=tmp_path,
-                         default_generator=LocalGeneratorConfig(n_ctx=1024))
+DEFAULT = LocalGeneratorConfig(n_ctx=1024)
+
+
+class ModuleServer(ManagedLlamaServer):
+    """The managed server, left running when a stage's generator closes; stopped when the module ends."""
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        pass
+
+    def stop_for_good(self) -> None:
+        super().stop()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    shared = ModuleServer(smollm2_gguf_path(), tmp_path_factory.mktemp("llama") / "llama_server.log",
+                          model_alias=DEFAULT.model, n_ctx=DEFAULT.n_ctx, n_threads=DEFAULT.n_threads,
+                          startup_timeout_s=DEFAULT.startup_timeout_s, extra_buffer_types=DEFAULT.extra_buffer_types)
+    try:
+        shared.start()
+        yield shared
+    finally:
+        shared.stop_for_good()
+
+
+@pytest.fixture
+def services(server, tmp_path) -> StageServices:
+    def on_the_module_server(config, cache_dir) -> LocalGenerator:
+        # the server's own settings are the default config's; a stage changes only its requests
+        assert isinstance(config, LocalGeneratorConfig) and config.n_ctx == server.n_ctx and config.top_logprobs is None
+        return LocalGenerator(config, cache_dir, server)
+
+    return StageServices(generator_factory=on_the_module_server, cache_dir=tmp_path, default_generator=DEFAULT)
 
 
 def replies(tmp_path, method: str) -> list[dict]:
@@ -38,11 +74,11 @@ def replies(tmp_path, method: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def test_hyde_with_smollm2(minilm, make_chunks, tmp_path):
+def test_hyde_with_smollm2(minilm, make_chunks, services, tmp_path):
     question = "What is the largest planet in the Solar System?"
     retriever = DenseRetriever("hyde", DenseParams(search="exact", query={"type": "hyde"}), encoder=minilm)
     retriever.index(make_chunks(TEXTS), IndexStorage.under(tmp_path, "hyde"))
-    retriever.use(services(tmp_path))
+    retriever.use(services)
     [ranking] = retriever.search([question], k=6)
     [record] = replies(tmp_path, "hyde")
     assert record["answer"].strip() and 0 < record["completion_tokens"] <= 96
@@ -57,11 +93,11 @@ def test_hyde_with_smollm2(minilm, make_chunks, tmp_path):
     assert ranking.llm_calls == 1 and ranking.llm_tokens == record["prompt_tokens"] + record["completion_tokens"]
 
 
-def test_multi_query_with_smollm2(make_chunks, tmp_path):
+def test_multi_query_with_smollm2(make_chunks, services, tmp_path):
     question = "Which city is the capital of Japan?"
     retriever = build_retriever("mq", "bm25", {"query": {"type": "multi_query"}})
     retriever.index(make_chunks(TEXTS), IndexStorage.under(tmp_path, "mq"))
-    retriever.use(services(tmp_path))
+    retriever.use(services)
     [ranking] = retriever.search([question], k=6)
     [record] = replies(tmp_path, "mq")
     lines = paraphrases(record["answer"], question, 3)

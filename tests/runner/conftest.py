@@ -46,6 +46,23 @@ def start_foreground(command: list[str]) -> subprocess.Popen:
         signal.signal(signal.SIGINT, previous)
 
 
+def signal_when_held(stand_in, process: subprocess.Popen, sig: int, timeout_s: float) -> tuple[bool, str]:
+    """Wait for the stand-in to hold a request (set up by ``stand_in.hold_completions``: the run is
+    mid-generation at a known point), send ``sig`` to the run and wait for it to end; whether a
+    request was held, and the run's stderr. The held requests are released and no process is left."""
+    err = ""
+    try:
+        held = stand_in.held.wait(timeout=300)
+        process.send_signal(sig)
+        _, err = process.communicate(timeout=timeout_s)
+    finally:
+        stand_in.release()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return held, err
+
+
 def document_line(title: str, text: str) -> str:
     return json.dumps({"doc_id": title, "url": WIKI + title, "title": title, "text": text})
 

@@ -38,12 +38,15 @@ def test_agreement_against_hand_computed_kappa() -> None:
 
 @pytest.mark.slow
 def test_smollm2_judges_answers_in_a_run(tmp_path: Path) -> None:
+    """The answers come from each question's top 2 chunks (``max_chunks: 2``): the judge, not the
+    context, is under test here, and a prompt of the top 10 (about 1,000 tokens) took 6 s of the run on
+    2 cores (tests/runner/test_local_answers.py answers from the full top 10)."""
     config = yaml.safe_load(SMOKE_CONFIG.read_text())
     config["dataset"] = {"format": "jsonl", "corpus": str(REPO / "data/smoke/corpus.jsonl"),
                          "questions": str(REPO / "data/smoke/questions.jsonl")}
     config["retrievers"] = [{"name": "bm25", "type": "bm25", "params": {"k1": 1.5, "b": 0.75}}]
     config["baselines"] = ["closed_book"]
-    config["generation"] = {"generator": {"type": "local", "max_tokens": 16}}
+    config["generation"] = {"generator": {"type": "local", "max_tokens": 16, "max_chunks": 2}}
     config["evaluation"]["judge"] = {"type": "local"}
     config["evaluation"]["n_resamples"] = 500
     config.update(limit=2, output_dir=str(tmp_path / "runs"), cache_dir=str(tmp_path / "cache"))

@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +23,7 @@ import pytest
 from rag.cli import EXIT_IO_ERROR, EXIT_TERMINATED, EXIT_USER_ERROR, main
 from rag.testing.stand_in import StandInServer, StandInSettings
 
-from .conftest import REPO, SMOKE_CONFIG, question_line, tiny_config, write_tiny_dataset
+from .conftest import REPO, SMOKE_CONFIG, question_line, signal_when_held, tiny_config, write_tiny_dataset
 
 pytestmark = pytest.mark.slow
 RUN_BENCHMARK = str(REPO / "scripts" / "run_benchmark.py")
@@ -261,21 +260,18 @@ def start_run(config: Path, run_dir: Path, *extra: str) -> subprocess.Popen:
                              str(run_dir), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def wait_for_lines(path: Path, n: int, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and (not path.exists() or path.read_text().count("\n") < n):
-        time.sleep(0.05)
-
-
 def test_sigterm_mid_generation_is_handled_like_ctrl_c(tmp_path: Path) -> None:
+    """The SIGTERM lands mid-generation on an event, not after a polled count of answers: the stand-in
+    answers 8 requests, then holds the ninth (concurrency 1: the run waits on it) until the signal
+    was sent."""
     corpus, questions = many_questions(tmp_path / "data")
-    with StandInServer(StandInSettings(latency_s=0.05)) as server:
+    with StandInServer(StandInSettings()) as server:
         config = tiny_config(tmp_path, corpus, questions, generation=openai_generation(server, concurrency=1))
         run_dir, cache_file = tmp_path / "run", tmp_path / "cache" / "generation" / "generations.jsonl"
+        server.hold_completions(after=8)
         process = start_run(config, run_dir)
-        wait_for_lines(cache_file, 8)
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=60)
+        held, err = signal_when_held(server, process, signal.SIGTERM, timeout_s=60)
+        assert held, f"the run never sent its answer request number 9: {err}"
         assert process.returncode == EXIT_TERMINATED, err
         assert "terminated (SIGTERM)" in err and "--resume" in err and "Traceback" not in err
         assert json.loads((run_dir / "manifest.json").read_text())["status"] == "interrupted"
@@ -312,7 +308,9 @@ ENV_TOKEN = "env-token-55d0e2a7c3b1"  # a credential-like variable nobody config
 def test_smoke_run_leaks_no_planted_secret_then_survives_damaged_caches(tmp_path: Path) -> None:
     """Run 1: the key in LLM_AUTH goes out as ``Bearer`` and comes back in every answer. Run 2, on
     the same cache after damaging chroma.sqlite3 and postings.npz: the base URL carries
-    ``user:password@``, which the HTTP client sends as ``Basic`` authorization, echoed back too."""
+    ``user:password@``, which the HTTP client sends as ``Basic`` authorization, echoed back too.
+    Ten of the 30 questions (``--limit 10``): 40 answers carry each secret through every output
+    file; the 120 of all 30 went through the same code and took a third of the two runs."""
     env = {**os.environ, "LLM_AUTH": KEY, "MY_SERVICE_TOKEN": ENV_TOKEN}
     secrets = [KEY, URL_PASSWORD, ENV_TOKEN, base64.b64encode(f"bench-user:{URL_PASSWORD}".encode()).decode()]
     with StandInServer(StandInSettings(echo_auth=True)) as server:
@@ -320,6 +318,7 @@ def test_smoke_run_leaks_no_planted_secret_then_survives_damaged_caches(tmp_path
         def smoke_run(name: str, base_url: str) -> subprocess.CompletedProcess:
             generation = json.dumps(openai_generation(server, base_url=base_url, api_key_env="LLM_AUTH"))
             argv = [sys.executable, RUN_BENCHMARK, "--config", str(SMOKE_CONFIG), "--output-dir", str(tmp_path / name),
+                    "--limit", "10",
                     "--set", f"cache_dir={tmp_path / 'cache'}", "--set", f"output_dir={tmp_path / 'runs'}",
                     "--set", f"generation={generation}",
                     "--set", "retrievers.dense.params.search=hnsw"]  # a Chroma store to damage (dense is exact by default)
