@@ -108,6 +108,7 @@ class JudgingServer(ThreadingHTTPServer):
 class JudgingHandler(BaseHTTPRequestHandler):
     server: JudgingServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # kept-alive answers without the ~43 ms delayed-ACK wait (rag.testing.stand_in)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet: the terminal shows progress
         return
