@@ -68,6 +68,13 @@ LOOKAHEAD = 1  # a question not judged yet is weighed with its most telling open
 MIN_JUDGED_QUESTIONS = 10  # fewer judged questions than this (or than the set has): no confidence yet
 
 
+def ranks_alike(pool: "QuestionPool", methods: Sequence[str], k: int) -> bool:
+    """Every method ranks the same units in the same places of its top k (a method without a list ranks
+    nothing): no grade can change any difference of nDCG@k between them (every ``c_u`` is 0)."""
+    lists = [list(pool.lists.get(method, []))[:k] for method in methods]
+    return all(ranked == lists[0] for ranked in lists)
+
+
 def discount(rank: int) -> float:
     """trec_eval's nDCG discount of a 1-based rank: ``1 / log2(rank + 1)``."""
     return 1.0 / math.log2(rank + 1)
@@ -200,6 +207,7 @@ class PoolDecision:
         self.pair_confidence = 1.0 - (1.0 - CONFIDENCE) / max(len(self.methods) - 1, 1)
         self.qids = list(self.pools)
         self.margin_decided: set[str] = set()  # others the leader's comparison with is settled by the margin
+        self._version, self._cached = 0, (-1, None)  # judgments recorded; _moments of that state
         self.row = {qid: i for i, qid in enumerate(self.qids)}
         self.grades: dict[str, dict[str, int]] = {qid: {} for qid in self.qids}
         self.settled: dict[str, set[str]] = {qid: set() for qid in self.qids}
@@ -224,6 +232,7 @@ class PoolDecision:
         else:
             self.grades[qid][chunk] = int(grade)
             self.settled[qid].discard(chunk)
+        self._version += 1
         self._update(qid)
 
     def _build_model(self) -> None:
@@ -288,6 +297,14 @@ class PoolDecision:
         return np.maximum(np.maximum(ideal, self.outside_ideal), 1.0)
 
     def _moments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The model's moments of the current grades (per question and pair: expected difference and its
+        variance; per unit: expected grade and variance; per question: the normaliser), computed once per
+        judgment: the page's decision, its order and its estimate of the grades left all read them."""
+        if self._cached[0] != self._version:
+            self._cached = (self._version, self._compute_moments())
+        return self._cached[1]
+
+    def _compute_moments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         mean, var = self.grade_moments()
         norm = self._normalizers(mean)
         rows = len(self.qids) * len(self.pairs)
@@ -340,7 +357,7 @@ class PoolDecision:
     def fixed_questions(self) -> np.ndarray:
         """Per question: no grade can change any pair's difference (every method ranks the same units
         in the same places of its top k), so it counts with difference 0 whatever is judged."""
-        return np.array([all(c == 0.0 for coef in self.coef[q] for c in coef.values()) for q in self.qids], dtype=bool)
+        return np.array([ranks_alike(self.pools[q], self.methods, self.k) for q in self.qids], dtype=bool)
 
     def _update(self, qid: str) -> None:
         pool, i = self.pools[qid], self.row[qid]

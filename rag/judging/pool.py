@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluation.metrics import parse_metric
-from evaluation.mtc import MAX_GRADE, JudgingOrder, PoolDecision, QuestionPool
+from evaluation.mtc import MAX_GRADE, JudgingOrder, PoolDecision, QuestionPool, ranks_alike
 from rag.errors import DataError
 from rag.io_utils import atomic_write_json, parse_json
 
@@ -91,12 +91,8 @@ class Pool:
     def fixed_questions(self) -> frozenset[tuple[str, str]]:
         """The (set, question id) of the questions no grade can change a difference of: every method
         ranks the same units in the same places of its top k (:meth:`evaluation.mtc.PoolDecision.fixed_questions`)."""
-        fixed = set()
-        for key, question in self.questions.items():
-            lists = [ranked[:self.k] for ranked in self.question_pool(question).lists.values()]
-            if all(ranked == lists[0] for ranked in lists):
-                fixed.add(key)
-        return frozenset(fixed)
+        return frozenset(key for key, question in self.questions.items()
+                         if ranks_alike(self.question_pool(question), self.methods, self.k))
 
     def judging(self, questions: Sequence[PoolQuestion], order: str = "mtc", max_grade: int = MAX_GRADE,
                 seed: int | None = None) -> tuple[PoolDecision, JudgingOrder]:
