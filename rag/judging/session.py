@@ -236,6 +236,7 @@ class JudgingSession:
         """The page's "decided" (module docstring); also marks the pairs the margin has settled, so
         that MTC's order stops asking for them."""
         decision, delta = state.decision, self.settings.margin
+        decision.margin_decided = set()  # settled anew from this verdict: a verdict that moved on frees them
         if verdict is None:
             return False
         top = [m for m in verdict.top_group if m != verdict.best]
