@@ -116,6 +116,15 @@ def measure(flags: list[str], environment: dict[str, str], prompts: list, direct
         process.wait()
 
 
+def flops_per_prompt_token(length: float) -> float:
+    """SmolLM2-135M's float operations per token of a prompt of ``length`` tokens: 2 per layer weight,
+    plus causal attention at the mean length L/2 (30 layers, hidden 576, 3 of 9 heads for keys and
+    values (192 wide), SwiGLU 1536)."""
+    layers, hidden = 30, 576
+    layer_weights = layers * (2 * hidden * hidden + 2 * hidden * 192 + 3 * hidden * 1536)  # 106M
+    return 2 * layer_weights + layers * 4 * hidden * length / 2
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", type=int, default=4, help="prompts counted (one more warms up)")
@@ -133,12 +142,8 @@ def main() -> None:
         print(f"  {name:>24}: prompt {r['prompt_tps']:6.0f} tokens/s ({r['prompt_tokens']:.0f} tokens, "
               f"{r['prompt_tokens'] / r['prompt_tps']:.2f} s) | generation {r['generation_tps']:6.1f} tokens/s", flush=True)
 
-    # 2-core reference: 2 operations per layer weight per token, plus causal attention at mean length L/2
-    # SmolLM2-135M: 30 layers, hidden 576, 3 of 9 heads for keys and values (192 wide), SwiGLU 1536
-    layers, hidden = 30, 576
-    layer_weights = layers * (2 * hidden * hidden + 2 * hidden * 192 + 3 * hidden * 1536)  # 106M
     length = next(iter(results.values()))["prompt_tokens"]
-    flops_per_token = 2 * layer_weights + layers * 4 * hidden * length / 2
+    flops_per_token = flops_per_prompt_token(length)
     rate = matmul_peak()["2048x2048x2048"]
     best = max(results.values(), key=lambda r: r["prompt_tps"])
     print(f"reference: {flops_per_token / 1e9:.2f} GFLOP per prompt token; float32 matrix product {rate:.0f} GFLOP/s "

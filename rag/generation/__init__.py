@@ -21,7 +21,8 @@ from rag.generation.config import (
     parse_generator_config,
 )
 from rag.generation.extractive import ExtractiveGenerator
-from rag.generation.llm import ChatGenerator, LocalGenerator, OpenAIGenerator
+from rag.generation.llm import ChatGenerator, OpenAIGenerator
+from rag.generation.local import LocalGenerator, TorchGenerator
 
 
 def build_generator(config: GeneratorConfig, cache_dir: str | Path, **injected) -> Generator:
@@ -36,6 +37,6 @@ def build_generator(config: GeneratorConfig, cache_dir: str | Path, **injected) 
 __all__ = [
     "GENERATORS", "BackoffSettings", "ChatGenerator", "ExtractiveGenerator", "ExtractiveGeneratorConfig",
     "GenerationRequest", "GenerationResult", "Generator", "GeneratorConfig", "LocalGenerator",
-    "LocalGeneratorConfig", "OpenAIGenerator", "OpenAIGeneratorConfig", "ProgressCallback",
+    "LocalGeneratorConfig", "OpenAIGenerator", "TorchGenerator", "OpenAIGeneratorConfig", "ProgressCallback",
     "build_generator", "parse_generator_config",
 ]

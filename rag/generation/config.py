@@ -95,8 +95,12 @@ class OpenAIGeneratorConfig(LLMGeneratorConfig, EndpointAddress):
 
 
 class LocalGeneratorConfig(LLMGeneratorConfig):
-    """The managed local llama.cpp server with SmolLM2-135M-Instruct (one request at a time is what
-    llama.cpp's Python server processes, hence ``concurrency: 1``). ``n_ctx`` (the server's context
+    """The local SmolLM2-135M-Instruct GGUF, computed by ``engine``: ``llama_cpp`` (default), the
+    managed llama.cpp server, or ``torch``, the same weights dequantized to float32 in PyTorch in this
+    process, ``batch_size`` prompts at a time (:mod:`rag.generation.torch_engine`; its answers are
+    worded differently from llama.cpp's for some prompts: docs/generation.md, "The torch engine").
+    ``n_threads``: the threads of either engine. The rest concerns the llama.cpp server: one request
+    at a time is what its Python server processes, hence ``concurrency: 1``. ``n_ctx`` (the server's context
     window): ``null`` lets the run size it to hold the context budget, the rest of the prompt and the
     answer (:mod:`rag.generation.sizing`); outside a run ``null`` is 4096. ``extra_buffer_types``:
     llama.cpp's extra CPU buffer types (weight repacking, AMX) at start; off by default, since they
@@ -105,6 +109,8 @@ class LocalGeneratorConfig(LLMGeneratorConfig):
 
     type: Literal["local"] = "local"
     model: str = "smollm2-135m-instruct"
+    engine: Literal["llama_cpp", "torch"] = "llama_cpp"
+    batch_size: int = Field(16, gt=0, le=256)
     concurrency: int = Field(1, gt=0, le=64)
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(2, ge=0)

@@ -41,7 +41,6 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import NoReturn
 
 import openai
 
@@ -49,14 +48,11 @@ from rag.endpoints.clients import NO_KEY_PLACEHOLDER, ClientFactory, default_cli
 from rag.endpoints.keys import endpoint_api_key
 from rag.endpoints.preflight import preflight
 from rag.endpoints.retry import Backoff, RequestFailure, classify, retry_logger, retrying
-from rag.errors import BenchError
 from rag.progress import progress as progress_bar
 from rag.generation.base import GENERATORS, GenerationRequest, GenerationResult, Generator, ProgressCallback
 from rag.generation.cache import CachedGeneration, GenerationCache, InFlightLocks, generation_cache_key
-from rag.generation.config import LLMGeneratorConfig, LocalGeneratorConfig, OpenAIGeneratorConfig
-from rag.generation.local_server import DEFAULT_N_CTX, ManagedLlamaServer
+from rag.generation.config import LLMGeneratorConfig, OpenAIGeneratorConfig
 from rag.generation.prompt import Prompt, PromptBuilder, TokenCounter, default_token_counter
-from rag.models import smollm2_gguf_path
 from rag.secrets import Redactor
 
 log = logging.getLogger(__name__)
@@ -116,11 +112,32 @@ class ChatGenerator(Generator):
         """One result per request, in request order (see the module docstring). Not callable from
         inside a running event loop. Raises :class:`rag.errors.BenchError` when the preflight fails."""
         requests = list(requests)
-        prompts = [self.prompts.build(request) for request in requests]
-        keys = [generation_cache_key(self.config.model, self.endpoint_id, p.messages, self._params) for p in prompts]
+        prompts, keys = self._plan(requests)
         if not self._checked and any(self.cache.get(key) is None for key in keys):
             self.preflight()
         return asyncio.run(self._generate_all(requests, prompts, keys, on_result))
+
+    def _plan(self, requests: list[GenerationRequest]) -> tuple[list[Prompt], list[str]]:
+        """Each request's prompt and cache key (model, endpoint, messages, parameters)."""
+        prompts = [self.prompts.build(request) for request in requests]
+        return prompts, [generation_cache_key(self.config.model, self.endpoint_id, p.messages, self._params)
+                         for p in prompts]
+
+    @staticmethod
+    def _extra(prompt: Prompt, key: str) -> dict:
+        """What a result records of its prompt (chunks used and truncated, context tokens, cache key)."""
+        return {"chunks_used": prompt.chunks_used, "chunks_truncated": prompt.chunks_truncated,
+                "context_tokens": prompt.context_tokens, "cache_key": key}
+
+    @staticmethod
+    def _from_cache(request: GenerationRequest, cached: CachedGeneration, extra: dict) -> GenerationResult:
+        if cached.top_logprobs is not None:
+            extra["top_logprobs"] = cached.top_logprobs
+        return GenerationResult(
+            key=request.key, answer=cached.answer, prompt_tokens=cached.prompt_tokens,
+            completion_tokens=cached.completion_tokens, latency_s=cached.latency_s,
+            attempts=0, cached=True, extra=extra,
+        )
 
     def preflight(self) -> None:
         """Check the endpoint once (:func:`rag.endpoints.preflight.preflight`)."""
@@ -167,21 +184,14 @@ class ChatGenerator(Generator):
     async def _answer(
         self, client: openai.AsyncOpenAI, request: GenerationRequest, prompt: Prompt, key: str
     ) -> GenerationResult:
-        extra = {"chunks_used": prompt.chunks_used, "chunks_truncated": prompt.chunks_truncated,
-                 "context_tokens": prompt.context_tokens, "cache_key": key}
+        extra = self._extra(prompt, key)
         cached = self.cache.get(key)
         if cached is None:
             async with self._claim(key):
                 cached = self.cache.get(key)  # answered meanwhile by whoever held the claim
                 if cached is None:
                     return await self._send(client, request, prompt, key, extra)
-        if cached.top_logprobs is not None:
-            extra["top_logprobs"] = cached.top_logprobs
-        return GenerationResult(
-            key=request.key, answer=cached.answer, prompt_tokens=cached.prompt_tokens,
-            completion_tokens=cached.completion_tokens, latency_s=cached.latency_s,
-            attempts=0, cached=True, extra=extra,
-        )
+        return self._from_cache(request, cached, extra)
 
     @asynccontextmanager
     async def _claim(self, key: str) -> AsyncIterator[None]:
@@ -351,87 +361,3 @@ class OpenAIGenerator(ChatGenerator):
     def from_config(cls, config: OpenAIGeneratorConfig, cache_dir: Path, **injected) -> "OpenAIGenerator":
         return cls(config, cache_dir, base_url=config.base_url, endpoint_id=config.base_url,
                    api_key=api_key_for(config), api_key_env=config.api_key_env, **injected)
-
-
-@GENERATORS.register("local")
-class LocalGenerator(ChatGenerator):
-    """The managed llama.cpp server with the packaged SmolLM2 GGUF. The server starts (with its
-    self-check, :class:`ManagedLlamaServer`) on ``__enter__`` or the first ``generate``, stops on
-    ``close``/``__exit__`` — also on Ctrl-C and errors — and is restarted (at most
-    ``max_server_restarts`` times) if it dies mid-run; each death is logged once, with its signal
-    and the log's last lines. Once it is dead for good (restarts used up, or a restart failed),
-    :attr:`failure_cause` holds that one line and every remaining request fails at once with it
-    (``error_kind`` ``server_dead``), unsent and without retries."""
-
-    def __init__(self, config: LocalGeneratorConfig, cache_dir: Path, server: ManagedLlamaServer, **injected):
-        identity = f"llama.cpp:{server.model_path.name}:{server.model_path.stat().st_size}"
-        super().__init__(config, cache_dir, base_url=server.base_url, endpoint_id=identity, api_key=None, **injected)
-        self.server = server
-        self.restarts = 0
-        self.deaths: list[str] = []
-        self.failure_cause: str | None = None
-
-    @classmethod
-    def from_config(cls, config: LocalGeneratorConfig, cache_dir: Path, **injected) -> "LocalGenerator":
-        server = ManagedLlamaServer(
-            smollm2_gguf_path(), Path(cache_dir) / "llama_server.log", model_alias=config.model,
-            port=config.port, n_ctx=config.n_ctx or DEFAULT_N_CTX, n_threads=config.n_threads,
-            startup_timeout_s=config.startup_timeout_s, extra_buffer_types=config.extra_buffer_types,
-            logprobs=config.top_logprobs is not None,
-        )
-        return cls(config, cache_dir, server, **injected)
-
-    def __enter__(self) -> "LocalGenerator":
-        try:
-            self.server.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def generate(self, requests, on_result=None):
-        if self.server.pid is None:  # not started yet; a server that died is _ensure_endpoint's
-            self.server.start()
-        return super().generate(requests, on_result)
-
-    def run_facts(self) -> dict:
-        """``local_server``: llama.cpp's settings (:meth:`ManagedLlamaServer.settings`), the extra
-        buffer types in use at the end, the self-check, restarts, each death (signal and log lines),
-        the starts that switched the extra buffer types off, and the failure cause when the server
-        was given up."""
-        return {"local_server": {
-            "settings": self.server.settings(),
-            "extra_buffer_types": "on" if self.server.extra_buffer_types else "off",
-            "self_check": self.server.self_check, "restarts": self.restarts, "deaths": self.deaths,
-            "extra_buffer_types_switched_off_after": self.server.fallbacks, "failure": self.failure_cause,
-        }}
-
-    async def _ensure_endpoint(self) -> None:
-        # Runs in the event-loop thread on purpose: a server started from a short-lived executor
-        # thread would receive its parent-death signal when that thread ends.
-        if self.failure_cause is not None:
-            raise RequestFailure("server_dead", self.failure_cause, False)
-        if self.server.is_running():
-            return
-        death = str(self.server.death())
-        self.deaths.append(death)
-        if self.restarts >= self.config.max_server_restarts:
-            self._give_up(f"{death}; not restarted ({self.restarts} of max_server_restarts "
-                          f"{self.config.max_server_restarts} used)")
-        self.restarts += 1
-        log.warning("%s; restart %d of %d", death, self.restarts, self.config.max_server_restarts)
-        try:
-            self.server.restart()
-        except BenchError as exc:
-            self._give_up(f"{death}; restart {self.restarts} of {self.config.max_server_restarts} failed: {exc}")
-
-    def _give_up(self, cause: str) -> NoReturn:
-        self.failure_cause = cause
-        log.error("%s; the remaining answers fail without being sent", cause)
-        raise RequestFailure("server_dead", cause, False)
-
-    def close(self) -> None:
-        try:
-            self.server.stop()
-        finally:
-            super().close()
