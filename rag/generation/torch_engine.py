@@ -6,9 +6,10 @@ float32 matrices in PyTorch evaluate a prompt at about two thirds of it, and the
 generations run for a batch of prompts at once (docs/generation.md, "The torch engine").
 
 What is the same as llama.cpp: the weights (the packaged ``SmolLM2-135M-Instruct.Q4_1.gguf``,
-dequantized by transformers' GGUF loader), the prompt (the GGUF's own chat template through
-llama-cpp-python's formatter, tokenized by llama.cpp's tokenizer: the token ids the server would
-evaluate), greedy decoding, ``max_tokens``, and the stop at the end-of-turn and end-of-text tokens.
+dequantized by gguf's own functions: :mod:`rag.generation.gguf_weights`), the prompt (the GGUF's
+own chat template through llama-cpp-python's formatter, tokenized by llama.cpp's tokenizer: the
+token ids the server would evaluate), greedy decoding, ``max_tokens``, and the stop at the
+end-of-turn and end-of-text tokens.
 What differs: the arithmetic. llama.cpp multiplies 4-bit weights by activations it rounds to 8 bits
 and keeps the attention cache in float16; here every product is float32. Greedy decoding of a 135M
 model amplifies such differences, so some answers are worded differently; the agreement with
@@ -24,11 +25,11 @@ kept).
 from __future__ import annotations
 
 import contextlib
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag.generation.gguf_weights import load_llama
 from rag.models import quiet_thread_pools
 
 #: SmolLM2's end-of-turn (``<|im_end|>``) and end-of-text tokens: llama.cpp stops at either.
@@ -57,9 +58,7 @@ class TorchSmolLM:
         import torch
         from llama_cpp import Llama
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-        from transformers import AutoModelForCausalLM
 
-        from rag.progress import library_bars_enabled
 
         self.model_path = Path(model_path)
         self.n_threads = n_threads
@@ -70,11 +69,8 @@ class TorchSmolLM:
             add_generation_prompt=True)
         self.stop_ids = sorted({self._token_id(text) for text in DEFAULT_STOP_TOKENS} | {self.vocab.token_eos()})
         self.pad_id = self.vocab.token_eos()
-        # transformers' GGUF loader draws a plain tqdm bar: kept off a log file, as the run's own bars
-        quiet = contextlib.nullcontext() if library_bars_enabled() else contextlib.redirect_stderr(io.StringIO())
-        with quiet, self._threads():
-            self.model = AutoModelForCausalLM.from_pretrained(
-                str(self.model_path.parent), gguf_file=self.model_path.name, dtype=torch.float32).eval()
+        with self._threads():
+            self.model = load_llama(self.model_path)
 
     def _token_id(self, text: str) -> int:
         ids = self.vocab.tokenize(text.encode(), add_bos=False, special=True)

@@ -175,3 +175,27 @@ def test_a_prompt_longer_than_n_ctx_fails_as_llama_cpp_refuses_it_and_is_not_com
     results = generator.generate([long, requests()[0]])
     assert results[0].failed and results[0].error_kind == "client_error" and "n_ctx 256" in results[0].error_message
     assert "Paris" in results[1].answer and generator.batches_run == 1
+
+
+def test_the_weights_read_from_the_gguf_predict_as_llama_cpp_does(engine):
+    """Oracle: llama.cpp's own reading of the same file. Its metadata equals ours; over every position
+    of a real prompt its next-token prediction agrees with ours (its arithmetic rounds activations to
+    8 bits, so not every logit is equal; a misplaced tensor or query/key rows left in llama.cpp's
+    order would predict nonsense)."""
+    import torch
+    from llama_cpp import Llama
+
+    from rag.generation.gguf_weights import GGUFFile
+
+    ours = GGUFFile(engine.model_path).metadata
+    for key, value in engine.vocab.metadata.items():
+        if isinstance(ours.get(key), (int, float)) and not isinstance(ours.get(key), bool):
+            assert float(value) == pytest.approx(ours[key]), key
+    llm = Llama(str(engine.model_path), n_ctx=512, logits_all=True, verbose=False, n_threads=2)
+    tokens = engine.tokens([{"role": "user", "content": CONTEXTS["France"][0] + " " + QUESTIONS["France"]}])
+    llm.eval(tokens)
+    theirs = torch.tensor(llm.scores[:len(tokens)])
+    with torch.inference_mode():
+        logits = engine.model(input_ids=torch.tensor([tokens])).logits[0]
+    agree = (logits.argmax(-1) == theirs.argmax(-1)).float().mean().item()
+    assert agree >= 0.9 and (logits - theirs).abs().mean().item() < 0.5
