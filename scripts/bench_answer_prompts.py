@@ -32,6 +32,7 @@ from pathlib import Path
 
 import httpx
 
+from rag.generation.torch_engine import common_prefix
 from rag.models import quiet_thread_pools, smollm2_gguf_path
 
 from bench_llama_settings import SETTINGS, server_command  # noqa: E402  (scripts/ is on sys.path)
@@ -91,15 +92,6 @@ def prompt_tokens(prompts: list[list[dict[str, str]]]) -> list[list[int]]:
     formatter = Jinja2ChatFormatter(llm.metadata["tokenizer.chat_template"], eos_token="<|im_end|>",
                                     bos_token="<|im_start|>", add_generation_prompt=True)
     return [llm.tokenize(formatter(messages=messages).prompt.encode(), add_bos=False, special=True) for messages in prompts]
-
-
-def common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def cpu_seconds(pid: int) -> float:

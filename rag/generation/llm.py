@@ -124,6 +124,16 @@ class ChatGenerator(Generator):
                          for p in prompts]
 
     @staticmethod
+    def _shared(result: GenerationResult, requests: list[GenerationRequest], indices: list[int]
+                ) -> list[tuple[int, GenerationResult]]:
+        """The result of a prompt for each request that has it: the first request's own, the others'
+        copies marked ``deduplicated`` (``attempts`` 0)."""
+        first, *others = indices
+        return [(first, result), *((i, dataclasses.replace(result, key=requests[i].key, attempts=0,
+                                                           extra={**result.extra, "deduplicated": True}))
+                                   for i in others)]
+
+    @staticmethod
     def _extra(prompt: Prompt, key: str) -> dict:
         """What a result records of its prompt (chunks used and truncated, context tokens, cache key)."""
         return {"chunks_used": prompt.chunks_used, "chunks_truncated": prompt.chunks_truncated,
@@ -166,9 +176,7 @@ class ChatGenerator(Generator):
             for key in pending:
                 first, *others = sharing[key]
                 result = await self._answer(client, requests[first], prompts[first], key)
-                copies = [dataclasses.replace(result, key=requests[i].key, attempts=0,
-                                              extra={**result.extra, "deduplicated": True}) for i in others]
-                for index, item in zip([first, *others], [result, *copies]):
+                for index, item in self._shared(result, requests, sharing[key]):
                     results[index] = item
                     progress.update()
                     if on_result is not None:

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from pathlib import Path
@@ -161,10 +160,7 @@ class TorchGenerator(ChatGenerator):
         progress = progress_bar(total=len(requests), desc="generate", unit="q", enabled=on_result is None)
 
         def emit(key: str, result: GenerationResult) -> None:
-            first, *others = sharing[key]
-            copies = [dataclasses.replace(result, key=requests[i].key, attempts=0,
-                                          extra={**result.extra, "deduplicated": True}) for i in others]
-            for index, item in zip([first, *others], [result, *copies]):
+            for index, item in self._shared(result, requests, sharing[key]):
                 results[index] = item
                 progress.update()
                 if on_result is not None:
