@@ -124,14 +124,27 @@ class ChatGenerator(Generator):
                          for p in prompts]
 
     @staticmethod
-    def _shared(result: GenerationResult, requests: list[GenerationRequest], indices: list[int]
-                ) -> list[tuple[int, GenerationResult]]:
-        """The result of a prompt for each request that has it: the first request's own, the others'
-        copies marked ``deduplicated`` (``attempts`` 0)."""
+    def _sharing(keys: list[str]) -> dict[str, list[int]]:
+        """Each distinct cache key and the requests (indices) whose prompt it is."""
+        sharing: dict[str, list[int]] = {}
+        for index, key in enumerate(keys):
+            sharing.setdefault(key, []).append(index)
+        return sharing
+
+    @staticmethod
+    def _deliver(result: GenerationResult, requests: list[GenerationRequest], indices: list[int],
+                 results: list, progress, on_result: ProgressCallback | None) -> None:
+        """A prompt's result put in place for every request that has it (the first request's own,
+        the others' copies marked ``deduplicated``, ``attempts`` 0), each counted on the bar and
+        reported to ``on_result``."""
         first, *others = indices
-        return [(first, result), *((i, dataclasses.replace(result, key=requests[i].key, attempts=0,
-                                                           extra={**result.extra, "deduplicated": True}))
-                                   for i in others)]
+        copies = [(i, dataclasses.replace(result, key=requests[i].key, attempts=0,
+                                          extra={**result.extra, "deduplicated": True})) for i in others]
+        for index, item in [(first, result), *copies]:
+            results[index] = item
+            progress.update()
+            if on_result is not None:
+                on_result(item)
 
     @staticmethod
     def _extra(prompt: Prompt, key: str) -> dict:
@@ -163,9 +176,7 @@ class ChatGenerator(Generator):
         on_result: ProgressCallback | None,
     ) -> list[GenerationResult]:
         results: list[GenerationResult | None] = [None] * len(requests)
-        sharing: dict[str, list[int]] = {}
-        for index, key in enumerate(keys):
-            sharing.setdefault(key, []).append(index)
+        sharing = self._sharing(keys)
         distinct = sorted(sharing, key=lambda key: [m["content"] for m in prompts[sharing[key][0]].messages])
         pending = iter(distinct)
         # the caller's on_result draws its own bar (rag.runner.answers); one bar, not two
@@ -174,13 +185,9 @@ class ChatGenerator(Generator):
 
         async def worker() -> None:
             for key in pending:
-                first, *others = sharing[key]
+                first = sharing[key][0]
                 result = await self._answer(client, requests[first], prompts[first], key)
-                for index, item in self._shared(result, requests, sharing[key]):
-                    results[index] = item
-                    progress.update()
-                    if on_result is not None:
-                        on_result(item)
+                self._deliver(result, requests, sharing[key], results, progress, on_result)
 
         try:
             await asyncio.gather(*(worker() for _ in range(min(self.config.concurrency, len(distinct)) or 1)))

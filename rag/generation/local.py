@@ -153,18 +153,12 @@ class TorchGenerator(ChatGenerator):
 
         requests = list(requests)
         prompts, keys = self._plan(requests)
-        sharing: dict[str, list[int]] = {}
-        for index, key in enumerate(keys):
-            sharing.setdefault(key, []).append(index)
+        sharing = self._sharing(keys)
         results: list[GenerationResult | None] = [None] * len(requests)
         progress = progress_bar(total=len(requests), desc="generate", unit="q", enabled=on_result is None)
 
         def emit(key: str, result: GenerationResult) -> None:
-            for index, item in self._shared(result, requests, sharing[key]):
-                results[index] = item
-                progress.update()
-                if on_result is not None:
-                    on_result(item)
+            self._deliver(result, requests, sharing[key], results, progress, on_result)
 
         try:
             cached = {key: self.cache.get(key) for key in sharing}
