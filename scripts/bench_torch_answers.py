@@ -5,8 +5,9 @@
 
 For each batch size, the prompts (``.cache/bench/main_job_prompts.json``, written by ``dump``) go
 through ``TorchGenerator`` (``engine: torch``) with a fresh cache: the wall time with and without
-loading the model, the prompt tokens evaluated per second (every prompt whole: the torch engine
-reuses no prefix), and the share of this CPU's float32 matrix-product rate that is
+loading the model, the prompts' tokens per second (counted whole: the starts a prompt shares with
+the previous one of its batch are reused, so fewer are evaluated), and the share of this CPU's
+float32 matrix-product rate that is
 (``bench_dense.matmul_peak``; float operations per token as ``bench_llama_settings`` counts them).
 Then the same prompts through llama.cpp (``engine: llama_cpp``, the managed server) with the
 ``--llama-cache`` cache, so answers a main job run already cached cost nothing (the others are
