@@ -160,6 +160,12 @@ class TorchGenerator(ChatGenerator):
         def emit(key: str, result: GenerationResult) -> None:
             self._deliver(result, requests, sharing[key], results, progress, on_result)
 
+        def fail(key: str, kind: str, message: str, latency: float = 0.0) -> None:
+            """A failure record (never cached) for the requests of ``key``."""
+            first = sharing[key][0]
+            emit(key, GenerationResult(key=requests[first].key, answer=None, error_kind=kind, error_message=message,
+                                       latency_s=latency, attempts=1, extra=self._extra(prompts[first], key)))
+
         try:
             cached = {key: self.cache.get(key) for key in sharing}
             for key, entry in cached.items():
@@ -171,21 +177,18 @@ class TorchGenerator(ChatGenerator):
                 tokens = {key: engine.tokens(prompts[sharing[key][0]].messages) for key in sharing}
                 window = self.config.n_ctx or DEFAULT_N_CTX
                 for key in [key for key in tokens if len(tokens[key]) >= window]:
-                    first, length = sharing[key][0], len(tokens.pop(key))
+                    length = len(tokens.pop(key))
                     if cached[key] is None:  # llama.cpp's server refuses it too (a 400)
-                        emit(key, GenerationResult(
-                            key=requests[first].key, answer=None, error_kind="client_error",
-                            error_message=f"a prompt of {length} tokens does not fit n_ctx {window}",
-                            attempts=1, extra=self._extra(prompts[first], key)))
+                        fail(key, "client_error", f"a prompt of {length} tokens does not fit n_ctx {window}")
                 for batch in batches(tokens, self.config.batch_size):
                     if all(cached[key] is not None for key in batch):
                         continue
-                    self._run_batch(engine, batch, tokens, cached, requests, prompts, sharing, emit)
+                    self._run_batch(engine, batch, tokens, cached, requests, prompts, sharing, emit, fail)
         finally:
             progress.close()
         return results  # type: ignore[return-value]  # every index was filled by emit
 
-    def _run_batch(self, engine, batch, tokens, cached, requests, prompts, sharing, emit) -> None:
+    def _run_batch(self, engine, batch, tokens, cached, requests, prompts, sharing, emit, fail) -> None:
         started = time.perf_counter()
         try:
             completions = engine.complete([tokens[key] for key in batch], self.config.max_tokens,
@@ -195,24 +198,19 @@ class TorchGenerator(ChatGenerator):
             log.warning("a batch of %d prompts failed: %s", len(batch), message)
             for key in batch:
                 if cached[key] is None:
-                    first = sharing[key][0]
-                    emit(key, GenerationResult(key=requests[first].key, answer=None, error_kind="engine_error",
-                                               error_message=message, latency_s=time.perf_counter() - started,
-                                               attempts=1, extra=self._extra(prompts[first], key)))
+                    fail(key, "engine_error", message, time.perf_counter() - started)
             return
         self.batches_run += 1
         latency = (time.perf_counter() - started) / len(batch)
         for key, completion in zip(batch, completions):
             if cached[key] is not None:
                 continue  # computed again only for its batch's sake (the module docstring of torch_engine)
-            first = sharing[key][0]
-            extra = self._extra(prompts[first], key)
             answer = self.redactor.text(completion.text.strip())
             if not answer:
-                emit(key, GenerationResult(key=requests[first].key, answer=None, error_kind="empty_response",
-                                           error_message="the model's first token ended its answer",
-                                           latency_s=latency, attempts=1, extra=extra))
+                fail(key, "empty_response", "the model's first token ended its answer", latency)
                 continue
+            first = sharing[key][0]
+            extra = self._extra(prompts[first], key)
             alternatives = completion.top_logprobs
             if alternatives is not None:
                 alternatives = {self.redactor.text(token): value for token, value in alternatives.items()}
