@@ -9,11 +9,41 @@ from pathlib import Path
 import pytest
 
 import rag.code_version as code_version_module
+from rag.models import usable_cpus
 from rag.ort.build import MODEL_CACHE_ENV
 
 # milvus-lite's gRPC client logs a harmless keepalive notice ("too_many_pings") when the interpreter
 # exits, after pytest's summary line; keep the gRPC C core quiet so the summary stays the last line.
 os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto`` (pyproject's addopts): one pytest-xdist worker per usable CPU, at most
+    ``MAX_WORKERS`` (each may hold a real model: SmolLM2 on PyTorch is ~1.7 GB with its buffers)."""
+    return max(1, min(MAX_WORKERS, usable_cpus()))
+
+
+def pin_this_worker(environ=os.environ) -> list[int] | None:
+    """Give each xdist worker its own share of the CPUs (worker ``gwK`` of ``N`` gets every N-th
+    CPU from the K-th), before anything loads PyTorch, ONNX Runtime or starts llama.cpp: their
+    thread pools size themselves from this process's CPU affinity (:func:`rag.models.usable_cpus`,
+    libgomp), so two workers on 2 cores run one thread each instead of two threads each fighting
+    over both cores (a model test then took 4.5x its time alone). Returns the CPUs, or None when
+    this is no worker or there are fewer CPUs than workers (then nothing is pinned)."""
+    worker, count = environ.get("PYTEST_XDIST_WORKER", ""), int(environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or count < 2 or not hasattr(os, "sched_setaffinity"):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < count:
+        return None
+    share = cpus[int(worker[2:]) % count::count]
+    os.sched_setaffinity(0, share)
+    return share
+
+
+pin_this_worker()
 
 
 def onnx_models_dir() -> Path:

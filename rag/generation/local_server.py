@@ -39,7 +39,7 @@ from pathlib import Path
 import httpx
 
 from rag.errors import BenchError
-from rag.models import quiet_thread_pools
+from rag.models import quiet_thread_pools, usable_cpus
 from rag.secrets import Redactor
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,8 @@ class ManagedLlamaServer:
     def settings(self) -> dict[str, int | bool]:
         """llama.cpp's settings beyond the model and the address (the run's manifest records them):
 
-        - ``n_threads``: all cores (llama.cpp alone would use half for token generation);
+        - ``n_threads``: every CPU this process may run on (:func:`rag.models.usable_cpus`: a
+          container's or ``taskset``'s limit; llama.cpp alone would use half for token generation);
         - ``flash_attn``: faster prompts and generation; n_batch / n_ubatch and a q8_0 KV cache did
           no better (measured: docs/generation.md#llama-settings);
         - ``logits_all`` off unless the requests ask for log-probs (``logprobs``: only the ``llm``
@@ -156,7 +157,7 @@ class ManagedLlamaServer:
           array; off, only for the token that is sampled. Same answers, less prompt time
           (``scripts/bench_answer_prompts.py``, docs/generation.md).
         """
-        return {"n_threads": self.n_threads or os.cpu_count() or 1, "flash_attn": True, "logits_all": self.logprobs}
+        return {"n_threads": self.n_threads or usable_cpus(), "flash_attn": True, "logits_all": self.logprobs}
 
     def is_running(self) -> bool:
         return self._process is not None and self._process.poll() is None

@@ -164,5 +164,5 @@ def test_the_manifest_records_the_server_setting(tmp_path):
     assert "SIGSEGV" in local["extra_buffer_types_switched_off_after"][0]
     written = json.loads((result.run_dir / "manifest.json").read_text())
     assert written["generation"]["local_server"]["extra_buffer_types"] == "off"
-    assert written["generation"]["local_server"]["settings"] == {"n_threads": os.cpu_count(), "flash_attn": True,
+    assert written["generation"]["local_server"]["settings"] == {"n_threads": len(os.sched_getaffinity(0)), "flash_attn": True,
                                                                  "logits_all": False}
