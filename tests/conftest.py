@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import rag.code_version as code_version_module
-from rag.models import usable_cpus
-from rag.ort.build import MODEL_CACHE_ENV
+from rag.models import DEFAULT_EMBEDDING_MODEL, usable_cpus
+from rag.ort.build import MODEL_CACHE_ENV, MODEL_FILE
 
 # milvus-lite's gRPC client logs a harmless keepalive notice ("too_many_pings") when the interpreter
 # exits, after pytest's summary line; keep the gRPC C core quiet so the summary stays the last line.
@@ -66,6 +66,24 @@ def onnx_models_dir() -> Path:
                 shutil.rmtree(old, ignore_errors=True)
     directory.mkdir(parents=True, exist_ok=True)
     return directory
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session) -> None:
+    """With xdist workers, the main process builds the two ONNX models of :func:`onnx_models_dir`
+    before the workers start, on every CPU, when either is missing (a new machine, or new build
+    code): otherwise the first worker to ask builds it on its one pinned core while the other waits
+    on the build's lock (the int8 build took 99 s so in a fresh clone's run, 33 s alone on one
+    core). Nothing is built when both are there, so a warm run pays only this check."""
+    if "PYTEST_XDIST_WORKER" in os.environ or not getattr(session.config.option, "numprocesses", None):
+        return
+    directory = onnx_models_dir()
+    if all(any(directory.glob(f"{precision}-*/{MODEL_FILE}")) for precision in ("float32", "int8")):
+        return
+    from rag.ort.build import onnx_model
+
+    for precision in ("float32", "int8"):
+        onnx_model(DEFAULT_EMBEDDING_MODEL, precision, directory)
 
 
 @pytest.fixture(scope="session", autouse=True)
