@@ -73,8 +73,8 @@ def pytest_sessionstart(session) -> None:
     """With xdist workers, the main process builds the two ONNX models of :func:`onnx_models_dir`
     before the workers start, on every CPU, when either is missing (a new machine, or new build
     code): otherwise the first worker to ask builds it on its one pinned core while the other waits
-    on the build's lock (the int8 build took 99 s so in a fresh clone's run, 33 s alone on one
-    core). Nothing is built when both are there, so a warm run pays only this check."""
+    on the build's lock (in a fresh clone's run the int8 build took 99 s that way, 33 s alone on
+    one core). Nothing is built when both are there, so a warm run pays only this check."""
     if "PYTEST_XDIST_WORKER" in os.environ or not getattr(session.config.option, "numprocesses", None):
         return
     directory = onnx_models_dir()
